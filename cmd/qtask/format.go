@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// displayCommand renders user text for one terminal cell row: control
+// characters (which could move the cursor or recolour the user's terminal)
+// become visible escapes, newlines become "⏎", and long text ends in "…".
+func displayCommand(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n >= width {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == '\n':
+			b.WriteString("⏎")
+		case r == '\t':
+			b.WriteByte(' ')
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
+}
+
+// formatRuntime is a compact duration: 850ms, 4.2s, 3m07s, 2h05m.
+func formatRuntime(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// qtaskBin is the real qtask binary, built once by TestMain: end-to-end
+// tests drive exactly what users run.
+var qtaskBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "qtask-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	qtaskBin = filepath.Join(dir, "qtask")
+	build := exec.Command("go", "build", "-o", qtaskBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building qtask:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// harness is one isolated qtask world: its own state dir, config, HOME and
+// a private tmux server on a socket in a temp dir, killed when the test ends.
+// Nothing touches the user's tmux server, config or state.
+type harness struct {
+	t      *testing.T
+	root   string
+	state  string
+	socket string
+	config string
+	env    []string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is required for end-to-end tests (.ci/run installs it)")
+	}
+	// Unix socket paths are limited to ~108 bytes: keep the root short.
+	root, err := os.MkdirTemp("", "qt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{
+		t: t, root: root,
+		state:  filepath.Join(root, "state"),
+		socket: filepath.Join(root, "tmux.sock"),
+		config: filepath.Join(root, "config.toml"),
+	}
+	home := filepath.Join(root, "home")
+	os.MkdirAll(home, 0o700)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "TMUX", "TMUX_PANE", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
+			"QTASK_TASK_ID", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME":
+			continue
+		}
+		h.env = append(h.env, kv)
+	}
+	h.env = append(h.env, "HOME="+home, "QTASK_STATE_DIR="+h.state, "QTASK_CONFIG="+h.config,
+		"QTASK_TMUX_SOCKET="+h.socket)
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", h.socket, "kill-server").Run()
+		os.RemoveAll(root)
+	})
+	return h
+}
+
+// writeConfig writes the harness's config file.
+func (h *harness) writeConfig(toml string) {
+	h.t.Helper()
+	if err := os.WriteFile(h.config, []byte(toml), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// qtask runs the binary with extra environment entries (NAME=value) in dir.
+func (h *harness) qtaskIn(dir string, extraEnv []string, args ...string) result {
+	h.t.Helper()
+	cmd := exec.Command(qtaskBin, args...)
+	cmd.Env = append(append([]string{}, h.env...), extraEnv...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatalf("run qtask %v: %v", args, err)
+	}
+	return result{out.String(), errOut.String(), code}
+}
+
+func (h *harness) qtask(args ...string) result {
+	h.t.Helper()
+	return h.qtaskIn(h.root, nil, args...)
+}
+
+// mustQtask runs qtask and fails the test unless it exits 0.
+func (h *harness) mustQtask(args ...string) string {
+	h.t.Helper()
+	r := h.qtask(args...)
+	if r.code != 0 {
+		h.t.Fatalf("qtask %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// start runs `qtask run --bg --json -- command` and returns the task.
+func (h *harness) start(command string, flags ...string) tasks.Task {
+	h.t.Helper()
+	args := append(append([]string{"run", "--bg", "--json"}, flags...), "--", command)
+	return decodeTask(h.t, h.mustQtask(args...))
+}
+
+func decodeTask(t *testing.T, s string) tasks.Task {
+	t.Helper()
+	var task tasks.Task
+	if err := json.Unmarshal([]byte(s), &task); err != nil {
+		t.Fatalf("decode task JSON %q: %v", s, err)
+	}
+	return task
+}
+
+// status returns the task as `qtask status --json` reports it.
+func (h *harness) status(id string) tasks.Task {
+	h.t.Helper()
+	return decodeTask(h.t, h.mustQtask("status", "--json", id))
+}
+
+// wait waits for the task (bounded, so a hang fails rather than stalls CI)
+// and returns it as settled.
+func (h *harness) wait(id string) tasks.Task {
+	h.t.Helper()
+	r := h.qtask("wait", "--timeout", "60s", id)
+	if r.code == exitTimeout {
+		h.t.Fatalf("task %s did not end within 60s; output:\n%s", id, h.output(id))
+	}
+	return h.status(id)
+}
+
+// output is the task's output file as `qtask logs` prints it.
+func (h *harness) output(id string) string {
+	h.t.Helper()
+	return h.mustQtask("logs", id)
+}
+
+// tmux runs tmux against the harness's private server.
+func (h *harness) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", h.socket}, args...)...).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// LogsOptions are the parsed flags and argument of `qtask logs`.
+type LogsOptions struct {
+	ID     string
+	Offset int64
+	Limit  int64
+	Tail   int
+	Follow bool
+}
+
+// NewCmdLogs builds `qtask logs`.
+func NewCmdLogs(deps *Deps, runF func(context.Context, *LogsOptions) error) *cobra.Command {
+	opts := &LogsOptions{Tail: -1}
+	cmd := &cobra.Command{
+		Use:   "logs ID",
+		Short: "Print a task's clean output",
+		Long: `Print the task's output file: the text the command printed, with colours,
+cursor moves and progress redraws removed. --follow keeps printing as output
+arrives and exits when the task ends.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if opts.Offset < 0 || opts.Limit < 0 {
+				return usageErrorf("--offset and --limit must not be negative")
+			}
+			if opts.Tail >= 0 && (opts.Offset > 0 || opts.Limit > 0) {
+				return usageErrorf("--tail cannot be combined with --offset or --limit")
+			}
+			if opts.Follow && opts.Limit > 0 {
+				return usageErrorf("--follow cannot be combined with --limit")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runLogs(cmd.Context(), deps, opts)
+		},
+	}
+	cmd.Flags().Int64Var(&opts.Offset, "offset", 0, "start at this byte offset")
+	cmd.Flags().Int64Var(&opts.Limit, "limit", 0, "print at most this many bytes")
+	cmd.Flags().IntVarP(&opts.Tail, "tail", "n", -1, "print only the last `LINES` lines")
+	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until the task ends")
+	return cmd
+}
+
+func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
+	store, err := deps.Store()
+	if err != nil {
+		return err
+	}
+	t, err := store.Get(opts.ID)
+	if err != nil {
+		return err
+	}
+	out := deps.IO.Out
+	offset := opts.Offset
+	switch {
+	case opts.Tail >= 0:
+		n, err := store.WriteOutputTail(t, out, opts.Tail)
+		if err != nil || !opts.Follow {
+			return err
+		}
+		offset = n
+	case !opts.Follow:
+		return store.ReadOutput(t, out, opts.Offset, opts.Limit)
+	}
+	err = store.Follow(ctx, t, out, offset)
+	if errors.Is(err, context.Canceled) {
+		return nil // Ctrl+C ends a follow; that is not an error
+	}
+	return err
+}

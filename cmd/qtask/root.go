@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
+)
+
+// Exit codes are part of qtask's contract (README "Exit codes").
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitTimeout = 124
+)
+
+// IOStreams are where a command reads and writes; tests swap them.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Deps is what commands need from the outside world, built once in Main.
+// Everything environment-dependent is resolved here so commands never read
+// the environment themselves.
+type Deps struct {
+	IO      IOStreams
+	Env     config.Env
+	Environ []string // the caller's environment, handed to tasks verbatim
+	// Self is the qtask binary that tmux runs as a task's wrapper and capture.
+	Self string
+}
+
+// Config loads the config file named by the environment.
+func (d *Deps) Config() (config.Config, error) {
+	cfg, _, err := config.Load(d.Env.ConfigPath)
+	return cfg, err
+}
+
+// Store opens the state directory.
+func (d *Deps) Store() (*tasks.Store, error) { return tasks.OpenStore(d.Env.StateDir) }
+
+// Server is the tmux server qtask works on, by DESIGN.md's selection rule.
+func (d *Deps) Server() tmux.Server {
+	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX())
+}
+
+// UsageError is a mistake in how qtask was called: exit 2, with a hint.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+// ExitError ends qtask with Code after the command has said what it had to.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Main runs qtask with the process's arguments and environment and returns
+// its exit code. It is the one place errors become exit codes.
+func Main() int {
+	deps := &Deps{IO: IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, Environ: os.Environ()}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env, envErr := config.EnvFrom(os.Getenv)
+	deps.Env = env
+	if self, err := os.Executable(); err == nil {
+		deps.Self = self
+	}
+	root := NewCmdRoot(deps)
+	root.SetArgs(os.Args[1:])
+	var err error
+	if envErr != nil {
+		err = envErr
+	} else {
+		_, err = root.ExecuteContextC(ctx)
+	}
+	return exitCode(err, deps.IO.ErrOut)
+}
+
+// exitCode prints err (if it has something to say) and maps it to qtask's
+// documented exit codes.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var exitErr *ExitError
+	if errors.As(err, &exitErr) {
+		return exitErr.Code
+	}
+	fmt.Fprintf(stderr, "qtask: %v\n", err)
+	var usage *UsageError
+	if errors.As(err, &usage) {
+		fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+// NewCmdRoot builds a fresh command tree; nothing is wired at package level.
+func NewCmdRoot(deps *Deps) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "qtask",
+		Short: "Background tasks in tmux windows, for humans and coding agents",
+		Long: `qtask runs shell commands as tasks, each in its own tmux window, captures
+their output into clean files, and lets you list, follow, stop and wait for
+them. Outside tmux it uses a private server (tmux -L qtask).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	root.SetIn(deps.IO.In)
+	root.SetOut(deps.IO.Out)
+	root.SetErr(deps.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		NewCmdRun(deps, nil),
+		NewCmdLs(deps, nil),
+		NewCmdStatus(deps, nil),
+		NewCmdLogs(deps, nil),
+		NewCmdStop(deps, nil),
+		NewCmdWait(deps, nil),
+		NewCmdConfig(deps),
+		NewCmdVersion(deps),
+		newCmdExec(deps),
+		newCmdCapture(deps),
+	)
+	return root
+}
+
+// exactArgs and minArgs are cobra's validators, reporting usage errors.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return &UsageError{Err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
+			return &UsageError{Err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		}
+		return nil
+	}
+}

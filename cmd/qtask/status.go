@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// statusTailBytes is how much recent output `status` shows for a running task.
+const statusTailBytes = 2000
+
+// StatusOptions are the parsed flags and argument of `qtask status`.
+type StatusOptions struct {
+	ID   string
+	JSON bool
+}
+
+// NewCmdStatus builds `qtask status`.
+func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status ID",
+		Short: "Show one task in full, with recent output while it runs",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runStatus(deps, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object")
+	return cmd
+}
+
+func runStatus(deps *Deps, opts *StatusOptions) error {
+	store, err := deps.Store()
+	if err != nil {
+		return err
+	}
+	t, err := store.Get(opts.ID)
+	if err != nil {
+		return err
+	}
+	out := deps.IO.Out
+	if opts.JSON {
+		return writeJSON(out, t)
+	}
+	row := func(k, v string) { fmt.Fprintf(out, "%-9s %s\n", k+":", v) }
+	row("id", t.ID)
+	if t.Name != "" {
+		row("name", displayCommand(t.Name, 200))
+	}
+	row("status", displayCommand(t.StatusText(), 200))
+	row("command", displayCommand(t.Command, 500))
+	row("cwd", t.Cwd)
+	row("scope", t.Scope)
+	if t.PID != 0 {
+		row("pid", fmt.Sprint(t.PID))
+	}
+	if t.PaneID != "" {
+		row("pane", t.PaneID)
+	}
+	row("started", t.StartedAt.Local().Format(time.RFC3339))
+	if t.EndedAt != nil {
+		row("ended", t.EndedAt.Local().Format(time.RFC3339))
+	}
+	row("runtime", formatRuntime(t.Runtime(time.Now())))
+	row("output", t.OutputPath)
+	if !t.Running() {
+		return nil
+	}
+	tail, cut, err := store.OutputTail(t, statusTailBytes)
+	if err != nil {
+		return err
+	}
+	if cut {
+		fmt.Fprintf(out, "\n--- last %d characters of output ---\n", statusTailBytes)
+	} else {
+		fmt.Fprintln(out, "\n--- output so far ---")
+	}
+	fmt.Fprint(out, tail)
+	if tail != "" && tail[len(tail)-1] != '\n' {
+		fmt.Fprintln(out)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// StopOptions are the parsed flags and arguments of `qtask stop`.
+type StopOptions struct {
+	IDs   []string
+	All   bool
+	Grace time.Duration // 0: the configured stop_grace
+}
+
+// NewCmdStop builds `qtask stop`.
+func NewCmdStop(deps *Deps, runF func(context.Context, *StopOptions) error) *cobra.Command {
+	opts := &StopOptions{}
+	cmd := &cobra.Command{
+		Use:   "stop ID... | --all",
+		Short: "Stop tasks: SIGTERM to the whole process group, SIGKILL after a grace",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IDs = args
+			if opts.All == (len(args) > 0) {
+				return usageErrorf("stop: give task ids or --all, not both or neither")
+			}
+			if cmd.Flags().Changed("grace") && opts.Grace < 0 {
+				return usageErrorf("--grace must not be negative")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runStop(cmd.Context(), deps, opts, cmd.Flags().Changed("grace"))
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "stop every running task")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", 0, "time between SIGTERM and SIGKILL (default: stop_grace from config, 2s)")
+	return cmd
+}
+
+func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) error {
+	grace := opts.Grace
+	if !graceSet {
+		cfg, err := deps.Config()
+		if err != nil {
+			return err
+		}
+		grace = cfg.StopGrace
+	}
+	store, err := deps.Store()
+	if err != nil {
+		return err
+	}
+	ids := opts.IDs
+	if opts.All {
+		running, _, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
+		if err != nil {
+			return err
+		}
+		for _, t := range running {
+			ids = append(ids, t.ID)
+		}
+		if len(ids) == 0 {
+			fmt.Fprintln(deps.IO.Out, "No running tasks.")
+			return nil
+		}
+	}
+	var failed error
+	for _, id := range ids {
+		t, err := store.Stop(ctx, id, grace)
+		var notRunning *tasks.NotRunningError
+		switch {
+		case errors.As(err, &notRunning):
+			fmt.Fprintf(deps.IO.Out, "Task %s is not running: %s\n", notRunning.Task.ID, notRunning.Task.StatusText())
+		case err != nil:
+			fmt.Fprintf(deps.IO.ErrOut, "qtask: %v\n", err)
+			failed = &ExitError{Code: exitError}
+		default:
+			fmt.Fprintf(deps.IO.Out, "Stopped task %s: %s\n", t.ID, t.StatusText())
+		}
+	}
+	return failed
+}

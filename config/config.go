@@ -1,0 +1,499 @@
+// Package config owns qtask's two sources of outside settings: the optional
+// TOML config file (Config, Load) and the process environment (Env,
+// EnvFrom). Nothing else in qtask reads either directly, so defaults,
+// validation and precedence are decided here once.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is the effective configuration. Every field has a default (see
+// Default), so a Config returned by Default or Load is always complete and
+// valid; callers never need to check for zero values.
+type Config struct {
+	// Shell is the program that runs task commands as `Shell -c command`.
+	// TOML key "shell". Default "bash" if bash is on PATH, else "sh".
+	// Never empty.
+	Shell string
+	// Session is the tmux session that holds background tasks. TOML key
+	// "session". Default "qtask". Never empty and never contains ':', '.',
+	// whitespace or control characters, so it is safe in a tmux target.
+	Session string
+	// StopGrace is how long `qtask stop` waits after SIGTERM before sending
+	// SIGKILL. TOML key "stop_grace", a duration string such as "2s".
+	// Default 2s; always between 0 and 1h inclusive.
+	StopGrace time.Duration
+	// OutputMaxBytes caps the captured output kept per task. TOML key
+	// "output_max_bytes", an integer number of bytes or a string with a
+	// KiB, MiB or GiB suffix such as "32MiB". Default 32 MiB; always at
+	// least 64 KiB.
+	OutputMaxBytes int64
+	// ForegroundTimeout is how long a foreground task may run before
+	// OnTimeout applies. TOML key "foreground_timeout", a duration string.
+	// Default 2m; 0 disables the timeout. Never negative.
+	ForegroundTimeout time.Duration
+	// OnTimeout says what happens when ForegroundTimeout expires. TOML key
+	// "on_timeout". Default OnTimeoutBackground; always OnTimeoutBackground
+	// or OnTimeoutKill.
+	OnTimeout string
+	// KeepPromotedPane says whether an interactive pane promoted to the
+	// background stays open after its command ends, so its final output
+	// can still be inspected in tmux. TOML key "keep_promoted_pane".
+	// Default false.
+	KeepPromotedPane bool
+}
+
+// The values Config.OnTimeout can take.
+const (
+	// OnTimeoutBackground moves a timed-out foreground task to the
+	// background, where it keeps running.
+	OnTimeoutBackground = "background"
+	// OnTimeoutKill stops a timed-out foreground task.
+	OnTimeoutKill = "kill"
+)
+
+// Limits enforced on the config file.
+const (
+	maxStopGrace      = time.Hour
+	minOutputMaxBytes = 64 << 10
+)
+
+// Default returns the configuration used for every key the config file
+// does not set. Shell is resolved against the current PATH on each call.
+func Default() Config {
+	shell := "sh"
+	if _, err := exec.LookPath("bash"); err == nil {
+		shell = "bash"
+	}
+	return Config{
+		Shell:             shell,
+		Session:           "qtask",
+		StopGrace:         2 * time.Second,
+		OutputMaxBytes:    32 << 20,
+		ForegroundTimeout: 2 * time.Minute,
+		OnTimeout:         OnTimeoutBackground,
+		KeepPromotedPane:  false,
+	}
+}
+
+// Error is a problem with the contents of a config file. Its Error method
+// renders one line, "path:line:col: msg", so it can be shown to the user
+// as is; Line and Col are omitted from the text when unknown (zero).
+type Error struct {
+	// Path is the config file's path as given to Load.
+	Path string
+	// Line and Col locate the problem, both starting at 1; Col counts
+	// characters (not bytes). Zero means unknown.
+	Line, Col int
+	// Key is the offending top-level key; empty for TOML syntax errors.
+	Key string
+	// Msg is the complete description of what is wrong and how to fix it.
+	// It already names Key, so callers should not prepend it again.
+	Msg string
+
+	err error // underlying error, if any, for errors.Is and errors.As
+}
+
+// Error returns the one-line "path:line:col: msg" form.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns the error that caused e, such as a toml.ParseError for a
+// syntax error, or nil.
+func (e *Error) Unwrap() error { return e.err }
+
+// Load reads the config file at path and returns it merged over Default.
+//
+// exists reports whether a file was read. A missing file (or an empty
+// path) is not an error: Load returns Default(), false, nil. Any problem
+// with the file's contents is returned as a *Error that names the file,
+// position and key; failing to read an existing file returns the wrapped
+// I/O error. On error the returned Config is the zero value and must not
+// be used.
+func Load(path string) (cfg Config, exists bool, err error) {
+	if path == "" {
+		return Default(), false, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), false, nil
+	}
+	if err != nil {
+		return Config{}, false, fmt.Errorf("read config file: %w", err)
+	}
+	cfg, err = parse(path, string(data))
+	if err != nil {
+		return Config{}, true, err
+	}
+	return cfg, true, nil
+}
+
+// Encode writes every setting of c, defaults included, as TOML that Load
+// reads back to an identical Config: durations as strings such as "2s" or
+// "1m30s", sizes as integer byte counts. The keys appear in the order they
+// are documented on Config. A Config that did not come from Default or
+// Load is written as is, even if Load would reject its values.
+func (c Config) Encode(w io.Writer) error {
+	enc := toml.NewEncoder(w)
+	for _, s := range settings {
+		if err := enc.Encode(map[string]any{s.name: s.encode(c)}); err != nil {
+			return fmt.Errorf("encode config key %q: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// setting describes one top-level config key.
+type setting struct {
+	name string
+	// decode validates the file's value v and stores it in c. It returns
+	// "" on success, else what is wrong and how to fix it, without the
+	// key name.
+	decode func(c *Config, v any) string
+	// encode returns the TOML value Encode writes for c.
+	encode func(c Config) any
+}
+
+// settings lists every valid key in documentation order.
+var settings = []setting{
+	{
+		name: "shell",
+		decode: func(c *Config, v any) string {
+			s, ok := v.(string)
+			if !ok {
+				return wantGot(`a program name or path such as "bash"`, v)
+			}
+			if strings.TrimSpace(s) == "" {
+				return `must not be empty; want a program name or path such as "bash"`
+			}
+			c.Shell = s
+			return ""
+		},
+		encode: func(c Config) any { return c.Shell },
+	},
+	{
+		name: "session",
+		decode: func(c *Config, v any) string {
+			s, ok := v.(string)
+			if !ok {
+				return wantGot(`a tmux session name such as "qtask"`, v)
+			}
+			if problem := checkSession(s); problem != "" {
+				return problem
+			}
+			c.Session = s
+			return ""
+		},
+		encode: func(c Config) any { return c.Session },
+	},
+	{
+		name: "stop_grace",
+		decode: func(c *Config, v any) string {
+			return decodeDuration(&c.StopGrace, v, maxStopGrace)
+		},
+		encode: func(c Config) any { return formatDuration(c.StopGrace) },
+	},
+	{
+		name: "output_max_bytes",
+		decode: func(c *Config, v any) string {
+			return decodeSize(&c.OutputMaxBytes, v)
+		},
+		encode: func(c Config) any { return c.OutputMaxBytes },
+	},
+	{
+		name: "foreground_timeout",
+		decode: func(c *Config, v any) string {
+			return decodeDuration(&c.ForegroundTimeout, v, 0)
+		},
+		encode: func(c Config) any { return formatDuration(c.ForegroundTimeout) },
+	},
+	{
+		name: "on_timeout",
+		decode: func(c *Config, v any) string {
+			s, ok := v.(string)
+			if !ok {
+				return wantGot(fmt.Sprintf("%q or %q", OnTimeoutBackground, OnTimeoutKill), v)
+			}
+			if s != OnTimeoutBackground && s != OnTimeoutKill {
+				return fmt.Sprintf("%q is not one of %s, %s", s, OnTimeoutBackground, OnTimeoutKill)
+			}
+			c.OnTimeout = s
+			return ""
+		},
+		encode: func(c Config) any { return c.OnTimeout },
+	},
+	{
+		name: "keep_promoted_pane",
+		decode: func(c *Config, v any) string {
+			b, ok := v.(bool)
+			if !ok {
+				return wantGot("true or false", v)
+			}
+			c.KeepPromotedPane = b
+			return ""
+		},
+		encode: func(c Config) any { return c.KeepPromotedPane },
+	},
+}
+
+// parse decodes the text of the config file at path over Default and
+// reports the first problem in file order.
+func parse(path, text string) (Config, error) {
+	// The TOML parser skips a UTF-8 byte order mark and reports offsets
+	// relative to what follows it; strip it here so our own scan agrees.
+	text = strings.TrimPrefix(text, "\ufeff")
+
+	var raw map[string]any
+	md, err := toml.Decode(text, &raw)
+	if err != nil {
+		return Config{}, syntaxError(path, text, err)
+	}
+
+	cfg := Default()
+	// fail builds the error for key name, pointing at its value or, when
+	// the key itself is the problem, at the key.
+	fail := func(name string, atValue bool, msg string) error {
+		p := locateKeys(text)[toml.Key{name}.String()]
+		col := p.keyCol
+		if atValue {
+			col = p.valCol
+		}
+		return &Error{Path: path, Line: p.line, Col: col, Key: name, Msg: msg}
+	}
+
+	// Keys come in file order, so the first problem found is the first in
+	// the file. No top-level name is handled twice: names only repeat for
+	// the keys inside a table, and every table is rejected on first sight
+	// because no setting is a table.
+	for _, key := range md.Keys() {
+		name := key[0]
+		s, ok := lookupSetting(name)
+		if !ok {
+			return Config{}, fail(name, false, fmt.Sprintf("unknown key %q (valid keys: %s)", name, validKeys()))
+		}
+		if problem := s.decode(&cfg, raw[name]); problem != "" {
+			return Config{}, fail(name, true, fmt.Sprintf("key %q: %s", name, problem))
+		}
+	}
+	return cfg, nil
+}
+
+// lookupSetting finds the setting for a top-level key.
+func lookupSetting(name string) (setting, bool) {
+	for _, s := range settings {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// validKeys lists the valid keys for "unknown key" messages.
+func validKeys() string {
+	names := make([]string, len(settings))
+	for i, s := range settings {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// syntaxError converts a TOML parse failure into a one-line *Error.
+func syntaxError(path, text string, err error) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return &Error{Path: path, Msg: "invalid TOML: " + oneLine(err.Error()), err: err}
+	}
+	msg := pe.Message
+	if msg == "" {
+		// The library keeps the underlying error private; Error() renders
+		// it after a fixed prefix that repeats the line, so drop that.
+		prefix := fmt.Sprintf("toml: line %d: ", pe.Position.Line)
+		if pe.LastKey != "" {
+			prefix = fmt.Sprintf("toml: line %d (last key %q): ", pe.Position.Line, pe.LastKey)
+		}
+		msg = strings.TrimPrefix(pe.Error(), prefix)
+	}
+	if strings.HasPrefix(msg, "expected value but found") {
+		msg += `; put strings in quotes, as in shell = "bash"`
+	}
+	// Position.Start is a byte offset; derive the line from it too, since
+	// Position.Line is off by one for errors at the end of the input.
+	line, col := offsetPosition(text, pe.Position.Start)
+	return &Error{Path: path, Line: line, Col: col, Msg: "invalid TOML: " + oneLine(msg), err: err}
+}
+
+// oneLine collapses s onto a single line, because Error promises one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// wantGot describes a value of the wrong TOML type.
+func wantGot(want string, v any) string {
+	return fmt.Sprintf("want %s, got %s", want, describe(v))
+}
+
+// describe names a decoded TOML value's type and, for scalars, its value.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", v)
+	case int64:
+		return fmt.Sprintf("integer %d", v)
+	case float64:
+		return "float " + strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		return fmt.Sprintf("boolean %t", v)
+	case time.Time:
+		return "a datetime"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	default:
+		return fmt.Sprintf("a value of type %T", v)
+	}
+}
+
+// checkSession returns why s cannot be a tmux session name, or "".
+func checkSession(s string) string {
+	if s == "" {
+		return `must not be empty; want a tmux session name such as "qtask"`
+	}
+	for _, r := range s {
+		if r == ':' || r == '.' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Sprintf("%q contains %q, which tmux target names cannot hold; "+
+				"use a name without ':', '.', whitespace or control characters", s, r)
+		}
+	}
+	return ""
+}
+
+// decodeDuration stores a duration string in *d. The integer 0 is also
+// accepted because zero needs no unit. A limit of 0 means no upper limit.
+func decodeDuration(d *time.Duration, v any, limit time.Duration) string {
+	const want = `a duration such as "2s", "500ms" or "1m30s"`
+	var (
+		parsed time.Duration
+		shown  string // v as the user wrote it, for messages
+	)
+	switch v := v.(type) {
+	case string:
+		var err error
+		if parsed, err = time.ParseDuration(v); err != nil {
+			return fmt.Sprintf("%q is not %s", v, want)
+		}
+		shown = strconv.Quote(v)
+	case int64:
+		if v != 0 {
+			return wantGot(want, v)
+		}
+		shown = "0"
+	default:
+		return wantGot(want, v)
+	}
+	if parsed < 0 {
+		return fmt.Sprintf("%s is negative; want 0 or more", shown)
+	}
+	if limit > 0 && parsed > limit {
+		return fmt.Sprintf("%s is more than the maximum of %s", shown, formatDuration(limit))
+	}
+	*d = parsed
+	return ""
+}
+
+// formatDuration renders d the way a user would write it ("2m" rather
+// than Go's "2m0s"); time.ParseDuration reads the result back exactly.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// sizeUnits are the suffixes a size string may carry, matched
+// case-insensitively.
+var sizeUnits = []struct {
+	suffix string
+	factor int64
+}{
+	{"KiB", 1 << 10},
+	{"MiB", 1 << 20},
+	{"GiB", 1 << 30},
+}
+
+// decodeSize stores a byte count in *n: either a TOML integer or a string
+// holding a non-negative integer with an optional KiB, MiB or GiB suffix.
+func decodeSize(n *int64, v any) string {
+	const want = `an integer number of bytes or a string such as "512KiB", "32MiB" or "1GiB"`
+	var (
+		size  int64
+		shown string // v as the user wrote it, for messages
+	)
+	switch v := v.(type) {
+	case int64:
+		size, shown = v, strconv.FormatInt(v, 10)
+	case string:
+		var problem string
+		if size, problem = parseSize(v); problem != "" {
+			return fmt.Sprintf("%q %s; want %s", v, problem, want)
+		}
+		shown = strconv.Quote(v)
+	default:
+		return wantGot(want, v)
+	}
+	if size < minOutputMaxBytes {
+		return fmt.Sprintf("%s is less than the minimum of 64KiB (%d bytes)", shown, minOutputMaxBytes)
+	}
+	*n = size
+	return ""
+}
+
+// parseSize parses a size string. On failure it returns why, phrased to
+// follow the quoted input.
+func parseSize(s string) (int64, string) {
+	num, factor := strings.TrimSpace(s), int64(1)
+	for _, u := range sizeUnits {
+		if len(num) >= len(u.suffix) && strings.EqualFold(num[len(num)-len(u.suffix):], u.suffix) {
+			num, factor = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.factor
+			break
+		}
+	}
+	if num == "" || strings.Trim(num, "0123456789") != "" {
+		return 0, "is not a size"
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n > math.MaxInt64/factor {
+		return 0, "is too large"
+	}
+	return n * factor, ""
+}

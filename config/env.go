@@ -1,0 +1,128 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Env is every piece of the process environment qtask depends on, resolved
+// once so that the rest of the program never reads environment variables
+// itself and precedence rules live in exactly one place.
+//
+// An empty variable is treated exactly like an unset one.
+type Env struct {
+	// StateDir is where qtask keeps task records and output. It is
+	// $QTASK_STATE_DIR (made absolute), else $XDG_STATE_HOME/qtask, else
+	// $HOME/.local/state/qtask. It is always an absolute path.
+	StateDir string
+	// ConfigPath is the config file to pass to Load. It is $QTASK_CONFIG
+	// (made absolute), else $XDG_CONFIG_HOME/qtask/config.toml, else
+	// $HOME/.config/qtask/config.toml. It is empty only when none of those
+	// variables is usable; Load treats an empty path as "no file".
+	ConfigPath string
+	// TmuxSocket is $QTASK_TMUX_SOCKET, an explicit tmux server socket path
+	// that overrides any other choice of server; empty if unset.
+	TmuxSocket string
+	// Tmux is $TMUX exactly as tmux sets it inside a pane
+	// ("socketpath,pid,session"); empty when not running inside tmux.
+	Tmux string
+	// TmuxPane is $TMUX_PANE, the pane id such as "%3"; empty outside tmux.
+	TmuxPane string
+	// Scope groups tasks so that separate shells see separate task lists.
+	// It is $QTASK_SCOPE, else $TMUX_PANE, else "default"; never empty.
+	Scope string
+	// TaskID is $QTASK_TASK_ID, which qtask sets in a task's own process;
+	// non-empty only when running inside a task.
+	TaskID string
+}
+
+// DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
+// is set.
+const DefaultScope = "default"
+
+// EnvFrom resolves an Env through getenv (os.Getenv in the real program, a
+// map lookup in tests). Per the XDG Base Directory specification, relative
+// XDG_STATE_HOME and XDG_CONFIG_HOME values are ignored; a relative HOME is
+// ignored too, because a path that depends on the working directory would
+// give each task a different state directory. Relative QTASK_STATE_DIR and
+// QTASK_CONFIG values are explicit user choices and are made absolute
+// against the working directory.
+//
+// The only error is that no state directory can be determined; its message
+// names the variable to set. Every other field always resolves.
+func EnvFrom(getenv func(string) string) (Env, error) {
+	e := Env{
+		TmuxSocket: getenv("QTASK_TMUX_SOCKET"),
+		Tmux:       getenv("TMUX"),
+		TmuxPane:   getenv("TMUX_PANE"),
+		TaskID:     getenv("QTASK_TASK_ID"),
+	}
+	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope)
+
+	home := absOnly(getenv("HOME"))
+
+	var err error
+	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")
+	if err != nil {
+		return Env{}, err
+	}
+	if e.StateDir == "" {
+		return Env{}, errors.New("cannot determine the qtask state directory: " +
+			"QTASK_STATE_DIR is unset, XDG_STATE_HOME is unset or relative, and HOME is unset or relative; " +
+			"set QTASK_STATE_DIR to the directory qtask should use")
+	}
+	e.ConfigPath, err = resolveDir(getenv, "QTASK_CONFIG", "XDG_CONFIG_HOME", home, ".config", filepath.Join("qtask", "config.toml"))
+	if err != nil {
+		return Env{}, err
+	}
+	return e, nil
+}
+
+// TmuxSocketFromTMUX returns the socket path part of $TMUX (everything
+// before the first comma), so qtask can talk to the tmux server it is
+// running inside. It returns "" when $TMUX is empty.
+func (e Env) TmuxSocketFromTMUX() string {
+	socket, _, _ := strings.Cut(e.Tmux, ",")
+	return socket
+}
+
+// resolveDir applies qtask's three-level precedence: the explicit qtask
+// variable (made absolute), else $xdgVar/suffix when xdgVar is absolute,
+// else home/homeRel/suffix when home is known. It returns "" when nothing
+// applies.
+func resolveDir(getenv func(string) string, qtaskVar, xdgVar, home, homeRel, suffix string) (string, error) {
+	if v := getenv(qtaskVar); v != "" {
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return "", fmt.Errorf("make %s=%q absolute: %w", qtaskVar, v, err)
+		}
+		return abs, nil
+	}
+	if xdg := absOnly(getenv(xdgVar)); xdg != "" {
+		return filepath.Join(xdg, suffix), nil
+	}
+	if home != "" {
+		return filepath.Join(home, homeRel, suffix), nil
+	}
+	return "", nil
+}
+
+// absOnly returns p if it is an absolute path and "" otherwise.
+func absOnly(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return ""
+}
+
+// firstNonEmpty returns the first of vals that is not "".
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

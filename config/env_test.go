@@ -1,0 +1,171 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEnvFrom(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := map[string]string{"HOME": "/home/u"}
+	tests := []struct {
+		name string
+		vars map[string]string
+		want Env
+	}{
+		{
+			name: "HOME only",
+			vars: home,
+			want: Env{
+				StateDir:   "/home/u/.local/state/qtask",
+				ConfigPath: "/home/u/.config/qtask/config.toml",
+				Scope:      "default",
+			},
+		},
+		{
+			name: "XDG over HOME",
+			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
+			want: Env{
+				StateDir:   "/xdg/state/qtask",
+				ConfigPath: "/xdg/config/qtask/config.toml",
+				Scope:      "default",
+			},
+		},
+		{
+			name: "QTASK over XDG",
+			vars: map[string]string{
+				"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config",
+				"QTASK_STATE_DIR": "/q/state", "QTASK_CONFIG": "/q/qtask.toml",
+			},
+			want: Env{StateDir: "/q/state", ConfigPath: "/q/qtask.toml", Scope: "default"},
+		},
+		{
+			name: "QTASK values cleaned",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q//state/", "QTASK_CONFIG": "/q/./c.toml"},
+			want: Env{StateDir: "/q/state", ConfigPath: "/q/c.toml", Scope: "default"},
+		},
+		{
+			name: "relative QTASK values made absolute",
+			vars: map[string]string{"QTASK_STATE_DIR": "state", "QTASK_CONFIG": "./c.toml"},
+			want: Env{
+				StateDir:   filepath.Join(wd, "state"),
+				ConfigPath: filepath.Join(wd, "c.toml"),
+				Scope:      "default",
+			},
+		},
+		{
+			name: "relative XDG values ignored",
+			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "xdg/state", "XDG_CONFIG_HOME": "~/.config"},
+			want: Env{
+				StateDir:   "/home/u/.local/state/qtask",
+				ConfigPath: "/home/u/.config/qtask/config.toml",
+				Scope:      "default",
+			},
+		},
+		{
+			name: "state dir without HOME leaves config path empty",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q/state"},
+			want: Env{StateDir: "/q/state", Scope: "default"},
+		},
+		{
+			name: "XDG state without HOME",
+			vars: map[string]string{"XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
+			want: Env{StateDir: "/xdg/state/qtask", ConfigPath: "/xdg/config/qtask/config.toml", Scope: "default"},
+		},
+		{
+			name: "inside tmux",
+			vars: map[string]string{
+				"HOME": "/home/u", "TMUX": "/tmp/tmux-1000/default,1234,0", "TMUX_PANE": "%3",
+			},
+			want: Env{
+				StateDir:   "/home/u/.local/state/qtask",
+				ConfigPath: "/home/u/.config/qtask/config.toml",
+				Tmux:       "/tmp/tmux-1000/default,1234,0",
+				TmuxPane:   "%3",
+				Scope:      "%3",
+			},
+		},
+		{
+			name: "QTASK_SCOPE over TMUX_PANE",
+			vars: map[string]string{"HOME": "/home/u", "TMUX_PANE": "%3", "QTASK_SCOPE": "proj"},
+			want: Env{
+				StateDir:   "/home/u/.local/state/qtask",
+				ConfigPath: "/home/u/.config/qtask/config.toml",
+				TmuxPane:   "%3",
+				Scope:      "proj",
+			},
+		},
+		{
+			name: "socket and task id passed through",
+			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "QTASK_TASK_ID": "7"},
+			want: Env{
+				StateDir:   "/home/u/.local/state/qtask",
+				ConfigPath: "/home/u/.config/qtask/config.toml",
+				TmuxSocket: "/run/qtask.sock",
+				Scope:      "default",
+				TaskID:     "7",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := EnvFrom(lookup(tt.vars))
+			if err != nil {
+				t.Fatalf("EnvFrom: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("EnvFrom =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvFromNoStateDir(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+	}{
+		{"nothing set", nil},
+		{"only config set", map[string]string{"QTASK_CONFIG": "/c.toml", "XDG_CONFIG_HOME": "/xdg"}},
+		{"relative HOME and XDG", map[string]string{"HOME": "home/u", "XDG_STATE_HOME": "state"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, err := EnvFrom(lookup(tt.vars))
+			if err == nil {
+				t.Fatalf("EnvFrom = %+v, want an error", env)
+			}
+			if !strings.Contains(err.Error(), "set QTASK_STATE_DIR") {
+				t.Errorf("error %q does not say to set QTASK_STATE_DIR", err)
+			}
+		})
+	}
+}
+
+func TestTmuxSocketFromTMUX(t *testing.T) {
+	tests := []struct {
+		tmux string
+		want string
+	}{
+		{"", ""},
+		{"/tmp/tmux-1000/default,1234,0", "/tmp/tmux-1000/default"},
+		{"/tmp/sock", "/tmp/sock"},
+		{",1,2", ""},
+	}
+	for _, tt := range tests {
+		if got := (Env{Tmux: tt.tmux}).TmuxSocketFromTMUX(); got != tt.want {
+			t.Errorf("TmuxSocketFromTMUX with TMUX=%q = %q, want %q", tt.tmux, got, tt.want)
+		}
+	}
+}
+
+// lookup returns a getenv that reads vars, so tests never depend on the
+// real environment.
+func lookup(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}

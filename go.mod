@@ -1,0 +1,16 @@
+module github.com/qtask/qtask
+
+go 1.26.8
+
+require (
+	github.com/BurntSushi/toml v1.4.0
+	github.com/GianlucaP106/gotmux v0.5.0
+	github.com/fsnotify/fsnotify v1.7.0
+	github.com/spf13/cobra v1.8.1
+	golang.org/x/sys v0.21.0
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.5 // indirect
+)

@@ -1,0 +1,92 @@
+package tasks
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultOutputMaxBytes caps an output file when the record names no cap.
+const DefaultOutputMaxBytes = 32 << 20
+
+// captureIdleFlush is how long a partial line (a prompt, a progress bar) may
+// sit unwritten: long enough to collapse fast CR redraws, short enough that
+// `qtask logs` shows what the command is waiting on.
+const captureIdleFlush = time.Second
+
+// captureChunk bounds one read; with the channel below it bounds the
+// capture's memory whatever the volume.
+const captureChunk = 32 << 10
+
+// Capture is `qtask _capture ID`, the far end of the pane's pipe-pane. It
+// cleans the raw terminal stream into the task's output file and, when it
+// sees the wrapper's end marker (or its input ends), flushes and marks the
+// output complete so the task may settle.
+func (s *Store) Capture(id string, in io.Reader) error {
+	r, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	limit := r.OutputMaxBytes
+	if limit <= 0 {
+		limit = DefaultOutputMaxBytes
+	}
+	out, err := OpenCapped(r.OutputPath, limit)
+	if err != nil {
+		return err
+	}
+	sawEnd := false
+	cleaner := NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { sawEnd = true }})
+
+	chunks := make(chan []byte, 4)
+	go readChunks(in, chunks)
+	idle := time.NewTimer(captureIdleFlush)
+	defer idle.Stop()
+	var writeErr error
+	for !sawEnd {
+		select {
+		case chunk, ok := <-chunks:
+			if !ok {
+				sawEnd = true
+				break
+			}
+			if writeErr == nil {
+				_, writeErr = cleaner.Write(chunk)
+			}
+			idle.Reset(captureIdleFlush)
+		case <-idle.C:
+			if writeErr == nil {
+				writeErr = cleaner.FlushPartial()
+			}
+		}
+	}
+	if err := cleaner.Close(); writeErr == nil {
+		writeErr = err
+	}
+	if err := out.Close(); writeErr == nil {
+		writeErr = err
+	}
+	_, err = s.update(id, func(r *record) error {
+		r.OutputComplete = true
+		return nil
+	})
+	if writeErr != nil {
+		return fmt.Errorf("write output of task %s: %w", id, writeErr)
+	}
+	return err
+}
+
+// readChunks copies the input into fresh slices, closing chunks at EOF.
+func readChunks(in io.Reader, chunks chan<- []byte) {
+	defer close(chunks)
+	for {
+		buf := make([]byte, captureChunk)
+		n, err := in.Read(buf)
+		if n > 0 {
+			chunks <- buf[:n]
+		}
+		if err != nil {
+			return
+		}
+	}
+}

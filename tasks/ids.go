@@ -1,0 +1,89 @@
+package tasks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// idLen is the length of a task id in hex digits: 32 bits, short enough to
+// type, and uniqueness is enforced on creation (O_EXCL), not hoped for.
+const idLen = 8
+
+// ErrNotFound means no task matches an id or prefix.
+var ErrNotFound = errors.New("no such task")
+
+// ErrAmbiguous means a prefix matches more than one task.
+var ErrAmbiguous = errors.New("ambiguous task id")
+
+// NotFoundError names the id the user typed.
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no task with id %q", e.ID) }
+
+// Is makes errors.Is(err, ErrNotFound) work.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// AmbiguousError lists the tasks a prefix could mean, so the user can pick.
+type AmbiguousError struct {
+	Prefix     string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("task id %q is ambiguous: it matches %s; type more characters",
+		e.Prefix, strings.Join(e.Candidates, ", "))
+}
+
+// Is makes errors.Is(err, ErrAmbiguous) work.
+func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
+
+func newID() (string, error) {
+	var b [idLen / 2]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate task id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// validIDPrefix keeps user input from ever becoming a path: only lowercase
+// hex, at most a full id long.
+func validIDPrefix(s string) bool {
+	if s == "" || len(s) > idLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// matchPrefix picks the one id among ids that prefix names.
+func matchPrefix(prefix string, ids []string) (string, error) {
+	if !validIDPrefix(prefix) {
+		return "", &NotFoundError{ID: prefix}
+	}
+	var hits []string
+	for _, id := range ids {
+		if id == prefix {
+			return id, nil
+		}
+		if strings.HasPrefix(id, prefix) {
+			hits = append(hits, id)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return "", &NotFoundError{ID: prefix}
+	case 1:
+		return hits[0], nil
+	}
+	sort.Strings(hits)
+	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
+}

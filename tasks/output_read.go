@@ -1,0 +1,113 @@
+package tasks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// tailBlock is how much of a file's end is read at a time when looking for
+// its last lines: output files can be large, tails are small.
+const tailBlock = 64 << 10
+
+// readTail returns the smallest suffix of the file holding its last n lines
+// (a final line without a newline counts), reading backwards in blocks so the
+// cost follows the tail, not the file.
+// It also returns the file size it read up to.
+func readTail(f *os.File, n int) ([]byte, int64, error) {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n <= 0 || size == 0 {
+		return nil, size, nil
+	}
+	var buf []byte
+	pos := size
+	for pos > 0 {
+		step := min(int64(tailBlock), pos)
+		pos -= step
+		block := make([]byte, step)
+		if _, err := f.ReadAt(block, pos); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf = append(block, buf...)
+		// Count newlines, ignoring the file's final one.
+		body := bytes.TrimSuffix(buf, []byte("\n"))
+		if idx := nthLastIndex(body, '\n', n); idx >= 0 {
+			return buf[idx+1:], size, nil
+		}
+	}
+	return buf, size, nil
+}
+
+// nthLastIndex is the index of the n-th last occurrence of c in b, or -1.
+func nthLastIndex(b []byte, c byte, n int) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			n--
+			if n == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// lastLine is the file's last non-empty line, cut to at most max bytes,
+// or "" when it cannot be read.
+func lastLine(path string, max int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	tail, _, err := readTail(f, 2)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(tail), "\n"), "\n")
+	return cutUTF8(strings.TrimSpace(lines[len(lines)-1]), max)
+}
+
+// cutUTF8 shortens s to at most max bytes without splitting a rune.
+func cutUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
+}
+
+// lastChars returns up to n characters from the end of the file and
+// whether anything before them was left out.
+func lastChars(path string, n int) (string, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false, fmt.Errorf("open output: %w", err)
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return "", false, fmt.Errorf("read output: %w", err)
+	}
+	start := max(size-int64(n)*utf8.UTFMax, 0)
+	buf := make([]byte, size-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return "", false, fmt.Errorf("read output: %w", err)
+	}
+	cut := start > 0
+	if runes := utf8.RuneCount(buf); runes > n {
+		for ; runes > n; runes-- {
+			_, w := utf8.DecodeRune(buf)
+			buf = buf[w:]
+		}
+		cut = true
+	}
+	return string(buf), cut, nil
+}

@@ -1,0 +1,200 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Filter narrows List; zero fields match everything.
+type Filter struct {
+	Status Status
+	Scope  string
+}
+
+// List returns every task, oldest first, after settling any whose process
+// vanished. Records that cannot be read are skipped and described in
+// warnings, so one corrupt file never breaks `ls`.
+func (s *Store) List(f Filter) ([]*Task, []string, error) {
+	recs, warnings, err := s.loadAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*Task, 0, len(recs))
+	for _, r := range recs {
+		r = s.reconcile(r)
+		if f.Status != "" && r.Status != f.Status || f.Scope != "" && r.Scope != f.Scope {
+			continue
+		}
+		out = append(out, &r.Task)
+	}
+	return out, warnings, nil
+}
+
+// Get resolves an id or unique prefix and returns the task, reconciled.
+func (s *Store) Get(idOrPrefix string) (*Task, error) {
+	r, err := s.get(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return &r.Task, nil
+}
+
+func (s *Store) get(idOrPrefix string) (*record, error) {
+	id, err := s.Resolve(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.load(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.reconcile(r), nil
+}
+
+// OutputTail returns up to the last n characters of a task's output and
+// whether earlier output was left out.
+func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
+	return lastChars(t.OutputPath, n)
+}
+
+// NotRunningError is returned when asked to stop a task that already ended;
+// it names the status so the user knows what happened instead.
+type NotRunningError struct{ Task *Task }
+
+func (e *NotRunningError) Error() string {
+	return fmt.Sprintf("task %s is not running (%s)", e.Task.ID, e.Task.StatusText())
+}
+
+// stopSettleTimeout bounds how long Stop waits, after SIGKILL, for the
+// wrapper to record the end before settling the task itself.
+const stopSettleTimeout = 5 * time.Second
+
+// Stop ends a running task: SIGTERM to its process group, SIGKILL after
+// grace, and returns once the task is settled as cancelled. Grandchildren in
+// the group die too. A task that already ended yields *NotRunningError.
+func (s *Store) Stop(ctx context.Context, idOrPrefix string, grace time.Duration) (*Task, error) {
+	r, err := s.get(idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Running() {
+		return nil, &NotRunningError{Task: &r.Task}
+	}
+	r, err = s.update(r.ID, func(r *record) error {
+		if !r.Running() {
+			return errSkip
+		}
+		if r.StopRequestedAt == nil {
+			now := time.Now().UTC()
+			r.StopRequestedAt = &now
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !r.Running() {
+		return nil, &NotRunningError{Task: &r.Task}
+	}
+	// A task still starting has no pid yet; give its wrapper a moment.
+	r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || !r.Running() })
+	if err != nil {
+		return nil, err
+	}
+	if r.PID != 0 {
+		signalGroup(r.PID, syscall.SIGTERM)
+		r, err = s.waitFor(ctx, r.ID, grace, func(r *record) bool { return !r.Running() })
+		if err != nil {
+			return nil, err
+		}
+		if r.Running() {
+			signalGroup(r.PID, syscall.SIGKILL)
+			r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, func(r *record) bool { return !r.Running() })
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if r.Running() {
+		// The wrapper did not record the end: settle it here.
+		r, _, err = s.settle(r.ID, outcome{status: StatusCancelled})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &r.Task, nil
+}
+
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 0 {
+		syscall.Kill(-pgid, sig)
+	}
+}
+
+// waitFor re-reads (and reconciles) the record until done says so or the
+// timeout passes, watching the tasks directory so it wakes on the write
+// rather than on a timer. It returns the last record read.
+func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, done func(*record) bool) (*record, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	w := s.watch()
+	defer w.Close()
+	for {
+		r, err := s.load(id)
+		if err != nil {
+			return nil, err
+		}
+		r = s.reconcile(r)
+		if done(r) {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return r, nil
+			}
+			return r, ctx.Err()
+		case <-w.C:
+		}
+	}
+}
+
+// ReadOutput copies the task's output from offset, at most limit bytes
+// (limit <= 0: no limit), to w.
+func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
+	f, err := os.Open(t.OutputPath)
+	if err != nil {
+		return fmt.Errorf("open output of task %s: %w", t.ID, err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek output of task %s: %w", t.ID, err)
+	}
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit)
+	}
+	_, err = io.Copy(w, r)
+	return err
+}
+
+// WriteOutputTail writes the last n lines of the task's output to w and
+// returns the file offset it stopped at, where a follow can pick up.
+func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
+	f, err := os.Open(t.OutputPath)
+	if err != nil {
+		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
+	}
+	defer f.Close()
+	tail, end, err := readTail(f, n)
+	if err != nil {
+		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
+	}
+	_, err = w.Write(tail)
+	return end, err
+}

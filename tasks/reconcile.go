@@ -1,0 +1,103 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// startGrace is how long a record may say running without a wrapper pid
+// before readers decide the wrapper never started (qtask killed mid-start,
+// tmux refusing the window after the record was written).
+const startGrace = 30 * time.Second
+
+// reconcile settles a running task whose wrapper is gone, so a crash, a
+// killed server or a reboot never leaves a task running forever. It returns
+// the record as it now stands.
+func (s *Store) reconcile(r *record) *record {
+	if !r.Running() {
+		return r
+	}
+	var why string
+	switch {
+	case r.WrapperPID == 0:
+		if time.Since(r.StartedAt) < startGrace {
+			return r
+		}
+		why = "the task's wrapper never started"
+	case !wrapperAlive(r.WrapperPID, r.ID):
+		why = fmt.Sprintf("the task's wrapper (pid %d) is gone", r.WrapperPID)
+	default:
+		return r
+	}
+	o := lostOutcome(why)
+	if r.StopRequestedAt != nil {
+		o = outcome{status: StatusCancelled}
+	}
+	settled, changed, err := s.settle(r.ID, o)
+	if err != nil {
+		return r
+	}
+	if changed {
+		killOrphans(r.PID, r.ID)
+	}
+	return settled
+}
+
+// wrapperAlive tells whether pid is still this task's wrapper. Matching the
+// command line, not just the pid, keeps a recycled pid (after a reboot) from
+// passing for a live task.
+func wrapperAlive(pid int, id string) bool {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		if _, perr := os.Stat("/proc/self"); perr != nil {
+			// No procfs: fall back to "some process has that pid".
+			err := syscall.Kill(pid, 0)
+			return err == nil || errors.Is(err, syscall.EPERM)
+		}
+		return false
+	}
+	args := bytes.Split(bytes.TrimSuffix(cmdline, []byte{0}), []byte{0})
+	return len(args) >= 2 && bytes.Equal(args[len(args)-1], []byte(id)) &&
+		bytes.Contains(cmdline, []byte("\x00_exec\x00"))
+}
+
+// killOrphans kills what is left of a lost task's process group, but only
+// if a member still carries the task's id in its environment: a pgid alone
+// may have been recycled by an unrelated program.
+func killOrphans(pgid int, id string) {
+	if pgid <= 0 || !groupBelongsTo(pgid, id) {
+		return
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// groupBelongsTo reports whether a process in group pgid has
+// QTASK_TASK_ID=id in its environment (set by the wrapper for the command
+// and inherited by everything it starts).
+func groupBelongsTo(pgid int, id string) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	want := []byte("QTASK_TASK_ID=" + id + "\x00")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err != nil || g != pgid {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// StartOptions is everything Start needs; the caller (the CLI) resolves
+// config and environment into it.
+type StartOptions struct {
+	Command        string        // one shell command string, run with Shell -c
+	Name           string        // optional label
+	Cwd            string        // absolute directory the command runs in
+	Env            []string      // the caller's environment, handed to the command
+	Scope          string        // who hears about the task
+	Shell          string        // program that runs Command with -c
+	Background     bool          // nobody waits on it in the foreground
+	Session        string        // tmux session holding the task's window
+	Server         tmux.Server   // tmux server to run on
+	Self           string        // path of the qtask binary, for the pane's argv
+	OutputMaxBytes int64         // cap of the output file
+	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
+}
+
+// spec is what the wrapper needs and nobody else may see: the caller's
+// environment travels here, in a 0600 file the wrapper deletes on reading,
+// never in argv (the tmux server's environment is not the caller's).
+type spec struct {
+	Command   string        `json:"command"`
+	Shell     string        `json:"shell"`
+	Cwd       string        `json:"cwd"`
+	Env       []string      `json:"env"`
+	StopGrace time.Duration `json:"stop_grace"`
+}
+
+// InputError is a problem with what the user asked for (missing directory,
+// unknown shell), as opposed to a failure of qtask or tmux.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Start creates a task and its tmux window and returns at once; the command
+// runs under `qtask _exec` in the new pane. The record exists before the
+// window does, so the wrapper always finds it.
+func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
+	shell, err := resolveStart(&opts)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.reserveID()
+	if err != nil {
+		return nil, err
+	}
+	sp := spec{Command: opts.Command, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace}
+	data, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("encode task spec: %w", err)
+	}
+	if err := writeFileAtomic(s.specPath(id), data); err != nil {
+		return nil, err
+	}
+	marker, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	r := &record{
+		Task: Task{
+			ID: id, Name: opts.Name, Kind: KindShell, Command: opts.Command, Cwd: opts.Cwd,
+			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
+			OutputPath: s.outputPath(id), Background: opts.Background,
+		},
+		TmuxServer:     opts.Server.String(),
+		EndMarker:      "qtask-end:" + id + ":" + marker,
+		OutputMaxBytes: opts.OutputMaxBytes,
+	}
+	if err := s.save(r); err != nil {
+		os.Remove(s.specPath(id))
+		return nil, err
+	}
+	pane, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
+		Session: opts.Session,
+		Name:    windowName(r),
+		Dir:     opts.Cwd,
+		Argv:    []string{opts.Self, "_exec", "--state-dir", s.dir, id},
+	})
+	if err != nil {
+		os.Remove(s.specPath(id))
+		s.settle(id, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		return nil, fmt.Errorf("start task window: %w", err)
+	}
+	r.PaneID = string(pane)
+	return &r.Task, nil
+}
+
+// resolveStart checks the request before anything is created and returns
+// the shell's absolute path.
+func resolveStart(opts *StartOptions) (string, error) {
+	if opts.Command == "" {
+		return "", &InputError{Msg: "no command given: put it after --, e.g. qtask run --bg -- make test"}
+	}
+	if !filepath.IsAbs(opts.Cwd) {
+		return "", &InputError{Msg: fmt.Sprintf("working directory %q is not absolute", opts.Cwd)}
+	}
+	fi, err := os.Stat(opts.Cwd)
+	if err != nil || !fi.IsDir() {
+		return "", &InputError{Msg: fmt.Sprintf("working directory %q does not exist or is not a directory", opts.Cwd)}
+	}
+	shell, err := exec.LookPath(opts.Shell)
+	if err != nil {
+		return "", &InputError{Msg: fmt.Sprintf("shell %q not found: install it or set \"shell\" in the qtask config", opts.Shell)}
+	}
+	if opts.Self == "" {
+		return "", errors.New("cannot locate the qtask binary to run in the task's pane")
+	}
+	return shell, nil
+}
+
+// windowName is what the human sees in the qtask session's window list.
+func windowName(r *record) string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.ID
+}

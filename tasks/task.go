@@ -1,0 +1,117 @@
+// Package tasks owns qtask's task state: records on disk, ids, the one-shot
+// state machine, reconciliation of tasks whose processes vanished, and the two
+// helpers that live exactly as long as a task — the wrapper that runs the
+// command and the capture that writes its clean output file.
+//
+// Files own the truth and there is no daemon: every qtask invocation reads the
+// records it needs and settles what it finds dead.
+package tasks
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is where a task is in its life. Leaving StatusRunning happens once.
+type Status string
+
+// The four statuses. Every status but running is terminal.
+const (
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+)
+
+// ParseStatus accepts the four status names, for --status filters.
+func ParseStatus(s string) (Status, error) {
+	switch st := Status(s); st {
+	case StatusRunning, StatusCompleted, StatusFailed, StatusCancelled:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown status %q: want running, completed, failed or cancelled", s)
+}
+
+// Kind says what a task is for; only shell tasks exist so far.
+type Kind string
+
+// KindShell is a command run by the configured shell.
+const KindShell Kind = "shell"
+
+// Task is the public face of a task: what `ls --json` and `status --json`
+// print. Field names are a contract with scripts and agents.
+type Task struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Kind       Kind       `json:"kind"`
+	Command    string     `json:"command"`
+	Cwd        string     `json:"cwd"`
+	Scope      string     `json:"scope"`
+	Status     Status     `json:"status"`
+	ExitCode   *int       `json:"exit_code"`
+	Error      string     `json:"error"`
+	PID        int        `json:"pid"`
+	PaneID     string     `json:"pane_id"`
+	StartedAt  time.Time  `json:"started_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+	OutputPath string     `json:"output_path"`
+	Background bool       `json:"background"`
+}
+
+// Running reports whether the task has not reached a terminal status.
+func (t *Task) Running() bool { return t.Status == StatusRunning }
+
+// Label is the task's name, or its command when it has none.
+func (t *Task) Label() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return t.Command
+}
+
+// StatusText is the one-column status users read in `ls`:
+// "running", "completed (exit 0)", "failed: exited with code 3", "cancelled".
+func (t *Task) StatusText() string {
+	switch t.Status {
+	case StatusCompleted:
+		return "completed (exit 0)"
+	case StatusFailed:
+		if t.Error != "" {
+			return "failed: " + t.Error
+		}
+		return "failed"
+	}
+	return string(t.Status)
+}
+
+// Runtime is how long the task ran, or has been running as of now.
+func (t *Task) Runtime(now time.Time) time.Duration {
+	end := now
+	if t.EndedAt != nil {
+		end = *t.EndedAt
+	}
+	if end.Before(t.StartedAt) {
+		return 0
+	}
+	return end.Sub(t.StartedAt)
+}
+
+// record is what sits on disk: the public task plus the bookkeeping the
+// wrapper, capture and readers need to cooperate without a daemon.
+type record struct {
+	Task
+	// WrapperPID is the pid of `qtask _exec`, the pane's first process.
+	// Readers use it to tell a live task from one whose wrapper vanished.
+	WrapperPID int `json:"wrapper_pid,omitempty"`
+	// TmuxServer is tmux.Server.String() of the server holding the pane.
+	TmuxServer string `json:"tmux_server,omitempty"`
+	// EndMarker is the OSC payload the wrapper prints after the command has
+	// exited; the capture acknowledges it by setting OutputComplete. Because a
+	// pty keeps order, the ack proves the file holds everything printed.
+	EndMarker      string `json:"end_marker,omitempty"`
+	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
+	OutputComplete bool   `json:"output_complete,omitempty"`
+	// StopRequestedAt is set by `qtask stop`, so that the wrapper settles the
+	// task as cancelled rather than failed when the signal lands.
+	StopRequestedAt *time.Time `json:"stop_requested_at,omitempty"`
+}

@@ -1,0 +1,233 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// ExecOptions describes the pane the wrapper finds itself in.
+type ExecOptions struct {
+	ID      string
+	Self    string      // qtask binary, for the capture's argv
+	Server  tmux.Server // the server of this pane ($TMUX)
+	TmuxEnv string      // $TMUX as tmux set it, passed on to the command
+	Pane    tmux.PaneID // $TMUX_PANE
+	TTY     *os.File    // the pane's terminal (stdin)
+	Out     *os.File    // the pane's terminal (stdout)
+}
+
+// How long the wrapper waits for the capture to acknowledge the end marker.
+// Past it the task settles anyway: a dead capture must not keep a task
+// running forever.
+const (
+	captureAckTimeout       = 5 * time.Second
+	captureAckTimeoutClosed = 500 * time.Millisecond
+	capturePoll             = 5 * time.Millisecond
+)
+
+// Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
+// the capture before the command can print a byte, runs the command in its
+// own process group in the terminal's foreground (so Ctrl+C in the pane
+// reaches it, and `stop` can signal the whole group), forwards signals, and
+// records the exit status itself: tmux's pane-died is a hint, not the truth.
+// It returns the wrapper's own exit status.
+func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
+	sp, err := s.takeSpec(opts.ID)
+	if err != nil {
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		return 1
+	}
+	r, err := s.load(opts.ID)
+	if err != nil {
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		return 1
+	}
+	capture := []string{opts.Self, "_capture", "--state-dir", s.dir, opts.ID}
+	if err := opts.Server.PipePane(ctx, opts.Pane, capture); err != nil {
+		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
+		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
+		return 1
+	}
+
+	cmd := exec.Command(sp.Shell, "-c", sp.Command)
+	cmd.Dir = sp.Cwd
+	cmd.Env = taskEnv(sp.Env, opts)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.TTY, opts.Out, opts.Out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if isTerminal(opts.TTY) {
+		// The command's group becomes the terminal's foreground group, as a
+		// shell would do: keystrokes and Ctrl+C in the pane go to it.
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(opts.TTY.Fd())
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
+		s.finish(r, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		return 1
+	}
+	// Now in the background of our own terminal: writing the end marker
+	// must not stop us if the user's terminal has tostop set.
+	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	pgid := cmd.Process.Pid
+	if _, err := s.update(opts.ID, func(r *record) error {
+		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
+		return nil
+	}); err != nil {
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+	}
+
+	var paneClosed atomic.Bool
+	go forwardSignals(sigs, pgid, sp.StopGrace, &paneClosed)
+
+	waitErr := cmd.Wait()
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		s.finish(r, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
+		return 1
+	}
+	// The command is gone; whatever it left behind in its group goes too, so
+	// "completed" never means "still running underneath".
+	killGroup(pgid, sp.StopGrace)
+
+	cur, err := s.load(opts.ID)
+	stopped := err == nil && cur.StopRequestedAt != nil
+	o := exitOutcome(ws, stopped)
+	if paneClosed.Load() && !stopped {
+		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
+	}
+	final := s.finish(r, opts, paneClosed.Load(), o)
+	if final == nil || final.ExitCode == nil {
+		return 1
+	}
+	return *final.ExitCode & 0xff
+}
+
+// finish prints the end marker, waits for the capture to confirm the output
+// file holds everything up to it, then settles the task. The order is the
+// point: whoever sees the task end can read its last line.
+func (s *Store) finish(r *record, opts ExecOptions, paneClosed bool, o outcome) *record {
+	timeout := captureAckTimeout
+	if paneClosed {
+		timeout = captureAckTimeoutClosed // the capture got EOF already
+	} else {
+		// OSC: terminals and tmux ignore an unknown one; the capture does not.
+		fmt.Fprintf(opts.Out, "\x1b]%s\a", r.EndMarker)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		cur, err := s.load(opts.ID)
+		if err != nil || cur.OutputComplete {
+			break
+		}
+		time.Sleep(capturePoll)
+	}
+	if o.exitCode != nil && (*o.exitCode == 126 || *o.exitCode == 127) && o.status == StatusFailed {
+		// The shell could not run the command; its last words say why.
+		if why := lastLine(r.OutputPath, 200); why != "" {
+			o.reason += ": " + why
+		}
+	}
+	final, _, err := s.settle(opts.ID, o)
+	if err != nil {
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+	}
+	return final
+}
+
+// forwardSignals passes signals sent to the wrapper on to the command's
+// group. SIGHUP means the pane itself went away (killed window, dead
+// server): the command is told, and killed if it ignores the hint.
+func forwardSignals(sigs <-chan os.Signal, pgid int, grace time.Duration, paneClosed *atomic.Bool) {
+	for sig := range sigs {
+		sysSig := sig.(syscall.Signal)
+		if sysSig == syscall.SIGHUP {
+			paneClosed.Store(true)
+		}
+		syscall.Kill(-pgid, sysSig)
+		if sysSig == syscall.SIGHUP {
+			go killGroup(pgid, grace)
+		}
+	}
+}
+
+// killGroup ends every process left in a process group: SIGTERM, then
+// SIGKILL once grace has passed. A group that is already empty costs one
+// kill(2) probe.
+func killGroup(pgid int, grace time.Duration) {
+	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
+		return
+	}
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// takeSpec reads the task's spec and deletes it: it holds the caller's
+// environment, which must not outlive the start of the command.
+func (s *Store) takeSpec(id string) (*spec, error) {
+	path := s.specPath(id)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("task %s has no start spec (was it started twice?)", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read task spec: %w", err)
+	}
+	os.Remove(path)
+	var sp spec
+	if err := json.Unmarshal(data, &sp); err != nil {
+		return nil, fmt.Errorf("task spec %s is corrupt: %w", path, err)
+	}
+	return &sp, nil
+}
+
+// taskEnv is the caller's environment, corrected for where the command
+// really runs: inside a tmux pane, as a qtask task.
+func taskEnv(callerEnv []string, opts ExecOptions) []string {
+	env := make([]string, 0, len(callerEnv)+3)
+	for _, kv := range callerEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "TMUX", "TMUX_PANE", "QTASK_TASK_ID":
+			continue
+		}
+		env = append(env, kv)
+	}
+	if opts.TmuxEnv != "" {
+		env = append(env, "TMUX="+opts.TmuxEnv)
+	}
+	return append(env, "TMUX_PANE="+string(opts.Pane), "QTASK_TASK_ID="+opts.ID)
+}
+
+func isTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

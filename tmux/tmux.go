@@ -1,0 +1,135 @@
+// Package tmux is the only code in qtask that runs the tmux binary.
+//
+// Everything goes through one exec seam (Server.run) that passes arguments as
+// argv, never as a string built from user text, and turns a failure into an
+// *Error carrying tmux's own stderr. Above the seam sit the few domain verbs
+// the rest of qtask needs, addressed by typed ids: tmux prefix-matches bare
+// names ("qtask-1" finds "qtask-10"), so nothing here targets by bare name.
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/GianlucaP106/gotmux/gotmux"
+)
+
+// DefaultSocketName is the private server qtask starts (tmux -L qtask) when it
+// is neither told a socket nor called from inside tmux.
+const DefaultSocketName = "qtask"
+
+// Sentinel errors, matched with errors.Is against an *Error.
+var (
+	// ErrNotInstalled means no tmux binary is on PATH.
+	ErrNotInstalled = errors.New("tmux is not installed (install it, e.g. apt-get install tmux)")
+	// ErrNoServer means the selected server is not running.
+	ErrNoServer = errors.New("tmux server not running")
+	// ErrNotFound means the session, window or pane named by a target does not exist.
+	ErrNotFound = errors.New("tmux target not found")
+	// ErrDuplicateSession means new-session lost a race to create the same name.
+	ErrDuplicateSession = errors.New("tmux session already exists")
+)
+
+// Error is a failed tmux invocation: the argv that ran and what tmux said.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is classifies the failure by tmux's stderr, which is the only place tmux
+// says why it failed (its exit status is always 1).
+func (e *Error) Is(target error) bool {
+	s := e.Stderr
+	switch target {
+	case ErrNoServer:
+		return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to")
+	case ErrNotFound:
+		return strings.Contains(s, "can't find") || strings.Contains(s, "no such")
+	case ErrDuplicateSession:
+		return strings.Contains(s, "duplicate session")
+	}
+	return false
+}
+
+// Server addresses one tmux server. The zero value is not usable; build one
+// with SelectServer or NewSocketServer.
+type Server struct {
+	socketPath string // -S
+	socketName string // -L, when socketPath is empty
+}
+
+// NewSocketServer addresses the server listening on an explicit socket path.
+func NewSocketServer(path string) Server { return Server{socketPath: path} }
+
+// SelectServer applies qtask's server rule: an explicit socket path wins, then
+// the server the caller is inside ($TMUX's socket), then the private
+// `-L qtask` server, which is started on demand by the first task.
+func SelectServer(explicitSocket, insideSocket string) Server {
+	switch {
+	case explicitSocket != "":
+		return Server{socketPath: explicitSocket}
+	case insideSocket != "":
+		return Server{socketPath: insideSocket}
+	default:
+		return Server{socketName: DefaultSocketName}
+	}
+}
+
+// String names the server the way a user would address it with tmux.
+func (s Server) String() string {
+	if s.socketPath != "" {
+		return "-S " + s.socketPath
+	}
+	return "-L " + s.socketName
+}
+
+// Args is the tmux flag that selects this server, for commands a user types
+// (shown in help text such as "tmux -L qtask attach").
+func (s Server) Args() []string {
+	if s.socketPath != "" {
+		return []string{"-S", s.socketPath}
+	}
+	return []string{"-L", s.socketName}
+}
+
+// run is the exec seam: tmux with this server's selector and args as argv.
+func (s Server) run(ctx context.Context, args ...string) (string, error) {
+	if !installed() {
+		return "", ErrNotInstalled
+	}
+	argv := append(s.Args(), args...)
+	cmd := exec.CommandContext(ctx, "tmux", argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", &Error{Args: argv, Stderr: stderr.String(), Err: err}
+	}
+	return strings.TrimRight(stdout.String(), "\n"), nil
+}
+
+// installed asks gotmux whether tmux is on PATH, once per process; it is one of
+// the few gotmux calls that is safe (it runs nothing and parses nothing).
+var installed = sync.OnceValue(func() (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return gotmux.IsInstalled()
+})
