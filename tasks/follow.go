@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,75 +8,62 @@ import (
 	"syscall"
 )
 
-// Follow writes the task's output from offset onwards as it grows and
-// returns once the task has ended and its complete output has been written.
-// When the output file is rotated by its size cap, following continues in
-// the new file from the same point of the stream (or from the oldest output
-// kept, if the reader fell behind further than the cap).
-func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) error {
-	w2 := s.watch()
-	defer w2.Close()
-	var f *os.File
-	var ino uint64
-	var dropped, headerLen int64
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
-	for {
-		// Check for the end before reading, so the final read below is
-		// guaranteed to see everything the settled task printed.
-		r, err := s.load(t.ID)
-		if err != nil {
-			return err
-		}
-		r = s.reconcile(r)
-		ended := !r.Running()
-
-		nf, err := os.Open(t.OutputPath)
-		if err != nil {
-			return fmt.Errorf("open output of task %s: %w", t.ID, err)
-		}
-		nino, err := inode(nf)
-		if err != nil {
-			nf.Close()
-			return err
-		}
-		if f == nil || nino != ino {
-			// First open, or the file was rotated: translate the position
-			// through the stream-wide offset the cap header records.
-			nd, nh := readCapHeader(nf)
-			if f != nil {
-				stream := dropped + (offset - headerLen)
-				offset = max(stream-nd+nh, nh)
-				f.Close()
-			}
-			f, ino, dropped, headerLen = nf, nino, nd, nh
-		} else {
-			nf.Close()
-		}
-		n, err := copyFrom(f, w, offset)
-		offset += n
-		if err != nil {
-			return err
-		}
-		if ended {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-w2.C:
-		}
-	}
+// follower copies a growing output file to a writer, picking up where it
+// left off. When the file is rotated by its size cap (a new inode whose
+// header records how many stream bytes were dropped), it translates its
+// position into the new file, so nothing is printed twice and nothing still
+// on disk is skipped.
+type follower struct {
+	path      string
+	f         *os.File
+	ino       uint64
+	dropped   int64 // stream bytes before the open file's content
+	headerLen int64 // length of the open file's cap header
+	offset    int64 // position in the open file
 }
 
-func copyFrom(f *os.File, w io.Writer, offset int64) (int64, error) {
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, err
+func newFollower(path string, offset int64) *follower {
+	return &follower{path: path, offset: offset}
+}
+
+// copyNew writes everything appended since the last call.
+func (fl *follower) copyNew(w io.Writer) error {
+	nf, err := os.Open(fl.path)
+	if err != nil {
+		return fmt.Errorf("open output: %w", err)
 	}
-	return io.Copy(w, f)
+	ino, err := inode(nf)
+	if err != nil {
+		nf.Close()
+		return err
+	}
+	if fl.f == nil || ino != fl.ino {
+		dropped, headerLen, err := capReadHeader(fl.path)
+		if err != nil {
+			nf.Close()
+			return err
+		}
+		if fl.f != nil {
+			stream := fl.dropped + (fl.offset - fl.headerLen)
+			fl.offset = max(stream-dropped+headerLen, headerLen)
+			fl.f.Close()
+		}
+		fl.f, fl.ino, fl.dropped, fl.headerLen = nf, ino, dropped, headerLen
+	} else {
+		nf.Close()
+	}
+	if _, err := fl.f.Seek(fl.offset, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.Copy(w, fl.f)
+	fl.offset += n
+	return err
+}
+
+func (fl *follower) close() {
+	if fl.f != nil {
+		fl.f.Close()
+	}
 }
 
 func inode(f *os.File) (uint64, error) {
@@ -92,17 +78,31 @@ func inode(f *os.File) (uint64, error) {
 	return st.Ino, nil
 }
 
-// readCapHeader parses the header a capped output file starts with and
-// returns how many stream bytes were dropped before the file's content and
-// the header's length; (0, 0) for a file that was never capped.
-func readCapHeader(f *os.File) (dropped, length int64) {
-	line, err := bufio.NewReaderSize(io.NewSectionReader(f, 0, 256), 256).ReadString('\n')
-	if err != nil {
-		return 0, 0
+// Follow writes the task's output from offset onwards as it grows and
+// returns once the task has ended and its complete output has been written.
+func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) error {
+	watch := s.watch()
+	defer watch.Close()
+	fl := newFollower(t.OutputPath, offset)
+	defer fl.close()
+	for {
+		// Read the status before the output, so the last copy after an end
+		// is seen is guaranteed to include everything the task printed.
+		r, err := s.load(t.ID)
+		if err != nil {
+			return err
+		}
+		r = s.reconcile(r)
+		if err := fl.copyNew(w); err != nil {
+			return err
+		}
+		if !r.Running() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-watch.C:
+		}
 	}
-	var limit int64
-	if _, err := fmt.Sscanf(line, capHeaderFormat, &limit, &dropped); err != nil {
-		return 0, 0
-	}
-	return dropped, int64(len(line))
 }

@@ -24,8 +24,9 @@ const (
 	// 16 invalid bytes in a row, or more than one byte in five invalid for
 	// a sustained stretch. Latin-1 prose stays well below it.
 	cleanBinaryScore = 64
-	// cleanTextRun is how many consecutive NUL-free, valid UTF-8 bytes end
-	// binary mode. Random data practically never has such a run.
+	// cleanTextRun is how many consecutive bytes of text (valid UTF-8 with
+	// no control bytes but cleanTextControls) end binary mode. Random data
+	// practically never has such a run.
 	cleanTextRun = 1024
 )
 
@@ -38,6 +39,11 @@ const (
 	cleanSUB = 0x1a
 	cleanDEL = 0x7f
 )
+
+// cleanTextControls are the C0 controls terminal text uses (tab, newline,
+// CR, backspace, BEL, SO, SI, ESC), as a bit set. Any other control byte,
+// NUL above all, keeps binary mode going.
+const cleanTextControls uint32 = 1<<'\t' | 1<<'\n' | 1<<'\r' | 1<<cleanBS | 1<<cleanBEL | 1<<0x0e | 1<<0x0f | 1<<cleanESC
 
 var (
 	cleanNewline     = []byte{'\n'}
@@ -90,9 +96,11 @@ type CleanerOptions struct {
 // score that rises by 4 for every invalid UTF-8 byte and falls by 1 for
 // every valid text byte when it reaches 64. The suspect bytes since the
 // score last left zero are suppressed too. Binary mode ends after 1024
-// consecutive NUL-free valid UTF-8 bytes, or at FlushPartial or Close if
-// the bytes since the last bad one are such text. Valid UTF-8 without NUL
-// bytes is therefore never taken for binary, however it is chunked.
+// consecutive bytes of valid UTF-8 without NUL or other control bytes that
+// text does not use (tab, newline, CR, backspace, BEL, SO, SI and ESC are
+// fine), or at FlushPartial or Close if the bytes since the last bad one
+// are such text. Valid UTF-8 without NUL bytes is therefore never taken
+// for binary, however it is chunked.
 //
 // A Cleaner is not safe for concurrent use.
 type Cleaner struct {
@@ -629,10 +637,11 @@ func (c *Cleaner) binaryBytes(p []byte) []byte {
 }
 
 // candidate appends b to the run of clean bytes and reports whether the
-// run is still NUL-free valid UTF-8 (perhaps ending in an unfinished rune).
+// run is still text: valid UTF-8 (perhaps ending in an unfinished rune)
+// without control bytes other than cleanTextControls.
 func (c *Cleaner) candidate(b byte) bool {
 	c.cand = append(c.cand, b)
-	if b == 0 {
+	if b < 0x20 && cleanTextControls&(1<<b) == 0 {
 		return false
 	}
 	if b < utf8.RuneSelf && c.candRune == len(c.cand)-1 {

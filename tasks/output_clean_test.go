@@ -87,7 +87,7 @@ var cleanerCases = []struct {
 	{"nul is binary", "text\n\x00\x01\x02", "text\n" + note(3)},
 	{"binary ends pending line", "abc\x00\x00", "abc\n" + note(2)},
 	{"binary after cr", "abc\r\x00", "abc\n" + note(1)},
-	{"nul inside escape", "\x1b[3\x00x", note(2)},
+	{"nul inside escape", "\x1b[3\x00x", note(1) + "x\n"},
 	{"dense invalid is binary", "ok\n" + strings.Repeat("\xff", 100), "ok\n" + note(100)},
 	{"suspect bytes taken back", "ab" + strings.Repeat("\xfe\xff", 8) + "\x00", "ab\n" + note(17)},
 	{"binary then text", "\x00" + strings.Repeat("text line\n", 103), note(1) + strings.Repeat("text line\n", 103)},
@@ -287,7 +287,7 @@ func TestCleanerLargeWrites(t *testing.T) {
 	c := NewCleaner(&out, CleanerOptions{})
 	c.Write(in)
 	c.Close()
-	if min := out.Len() / (cleanOutFlush + cleanMaxLine); out.writes > 2*min+2 {
+	if least := out.Len() / (cleanOutFlush + cleanMaxLine); out.writes > 2*least+2 {
 		t.Errorf("%d writes for %d bytes: too many small writes", out.writes, out.Len())
 	}
 }

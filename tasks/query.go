@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // Filter narrows List; zero fields match everything.
@@ -60,80 +61,6 @@ func (s *Store) get(idOrPrefix string) (*record, error) {
 // whether earlier output was left out.
 func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
 	return lastChars(t.OutputPath, n)
-}
-
-// NotRunningError is returned when asked to stop a task that already ended;
-// it names the status so the user knows what happened instead.
-type NotRunningError struct{ Task *Task }
-
-func (e *NotRunningError) Error() string {
-	return fmt.Sprintf("task %s is not running (%s)", e.Task.ID, e.Task.StatusText())
-}
-
-// stopSettleTimeout bounds how long Stop waits, after SIGKILL, for the
-// wrapper to record the end before settling the task itself.
-const stopSettleTimeout = 5 * time.Second
-
-// Stop ends a running task: SIGTERM to its process group, SIGKILL after
-// grace, and returns once the task is settled as cancelled. Grandchildren in
-// the group die too. A task that already ended yields *NotRunningError.
-func (s *Store) Stop(ctx context.Context, idOrPrefix string, grace time.Duration) (*Task, error) {
-	r, err := s.get(idOrPrefix)
-	if err != nil {
-		return nil, err
-	}
-	if !r.Running() {
-		return nil, &NotRunningError{Task: &r.Task}
-	}
-	r, err = s.update(r.ID, func(r *record) error {
-		if !r.Running() {
-			return errSkip
-		}
-		if r.StopRequestedAt == nil {
-			now := time.Now().UTC()
-			r.StopRequestedAt = &now
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !r.Running() {
-		return nil, &NotRunningError{Task: &r.Task}
-	}
-	// A task still starting has no pid yet; give its wrapper a moment.
-	r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || !r.Running() })
-	if err != nil {
-		return nil, err
-	}
-	if r.PID != 0 {
-		signalGroup(r.PID, syscall.SIGTERM)
-		r, err = s.waitFor(ctx, r.ID, grace, func(r *record) bool { return !r.Running() })
-		if err != nil {
-			return nil, err
-		}
-		if r.Running() {
-			signalGroup(r.PID, syscall.SIGKILL)
-			r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, func(r *record) bool { return !r.Running() })
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	if r.Running() {
-		// The wrapper did not record the end: settle it here.
-		r, _, err = s.settle(r.ID, outcome{status: StatusCancelled})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &r.Task, nil
-}
-
-func signalGroup(pgid int, sig syscall.Signal) {
-	if pgid > 0 {
-		syscall.Kill(-pgid, sig)
-	}
 }
 
 // waitFor re-reads (and reconciles) the record until done says so or the
@@ -197,4 +124,13 @@ func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
 	}
 	_, err = w.Write(tail)
 	return end, err
+}
+
+// ServerOf is the tmux server holding the task's pane, as recorded at start.
+func (s *Store) ServerOf(t *Task) (tmux.Server, error) {
+	r, err := s.load(t.ID)
+	if err != nil {
+		return tmux.Server{}, err
+	}
+	return tmux.ParseServer(r.TmuxServer)
 }

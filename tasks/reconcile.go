@@ -33,12 +33,9 @@ func (s *Store) reconcile(r *record) *record {
 	case !wrapperAlive(r.WrapperPID, r.ID):
 		why = fmt.Sprintf("the task's wrapper (pid %d) is gone", r.WrapperPID)
 	default:
-		return r
+		return s.orphanedForeground(r)
 	}
-	o := lostOutcome(why)
-	if r.StopRequestedAt != nil {
-		o = outcome{status: StatusCancelled}
-	}
+	o := r.stopOutcome(lostOutcome(why))
 	settled, changed, err := s.settle(r.ID, o)
 	if err != nil {
 		return r
@@ -49,6 +46,31 @@ func (s *Store) reconcile(r *record) *record {
 	return settled
 }
 
+// orphanedForeground turns a foreground task whose waiting `qtask run` died
+// without a word (SIGKILL, a closed terminal) into the background task it
+// now is, so it shows as such and nobody mistakes it for attended.
+func (s *Store) orphanedForeground(r *record) *record {
+	if r.Background || r.WaiterPID == 0 || processAlive(r.WaiterPID) {
+		return r
+	}
+	updated, err := s.update(r.ID, func(r *record) error {
+		if !r.Running() || r.Background {
+			return errSkip
+		}
+		r.Background = true
+		return nil
+	})
+	if err != nil {
+		return r
+	}
+	return updated
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // wrapperAlive tells whether pid is still this task's wrapper. Matching the
 // command line, not just the pid, keeps a recycled pid (after a reboot) from
 // passing for a live task.
@@ -57,8 +79,7 @@ func wrapperAlive(pid int, id string) bool {
 	if err != nil {
 		if _, perr := os.Stat("/proc/self"); perr != nil {
 			// No procfs: fall back to "some process has that pid".
-			err := syscall.Kill(pid, 0)
-			return err == nil || errors.Is(err, syscall.EPERM)
+			return processAlive(pid)
 		}
 		return false
 	}

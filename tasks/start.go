@@ -16,14 +16,20 @@ import (
 // StartOptions is everything Start needs; the caller (the CLI) resolves
 // config and environment into it.
 type StartOptions struct {
-	Command        string        // one shell command string, run with Shell -c
-	Name           string        // optional label
-	Cwd            string        // absolute directory the command runs in
-	Env            []string      // the caller's environment, handed to the command
-	Scope          string        // who hears about the task
-	Shell          string        // program that runs Command with -c
-	Background     bool          // nobody waits on it in the foreground
-	Session        string        // tmux session holding the task's window
+	Command    string   // one shell command string, run with Shell -c
+	Name       string   // optional label
+	Cwd        string   // absolute directory the command runs in
+	Env        []string // the caller's environment, handed to the command
+	Scope      string   // who hears about the task
+	Shell      string   // program that runs Command with -c
+	Background bool     // nobody waits on it in the foreground
+	Session    string   // tmux session holding the task's window
+	// CallerPane, for a foreground run from inside tmux, is the caller's
+	// pane: the task's window opens, unselected, in the caller's session,
+	// where the human can watch it.
+	CallerPane tmux.PaneID
+	// WaiterPID is the foreground `qtask run` waiting on the task, if any.
+	WaiterPID      int
 	Server         tmux.Server   // tmux server to run on
 	Self           string        // path of the qtask binary, for the pane's argv
 	OutputMaxBytes int64         // cap of the output file
@@ -78,6 +84,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 			OutputPath: s.outputPath(id), Background: opts.Background,
 		},
 		TmuxServer:     opts.Server.String(),
+		WaiterPID:      opts.WaiterPID,
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 	}
@@ -85,11 +92,18 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		os.Remove(s.specPath(id))
 		return nil, err
 	}
+	var callerSession tmux.SessionID
+	if !opts.Background && opts.CallerPane != "" {
+		// A caller pane that cannot be described (closed already) just
+		// means the window goes to the background session instead.
+		callerSession, _ = opts.Server.SessionOf(ctx, opts.CallerPane)
+	}
 	pane, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
-		Session: opts.Session,
-		Name:    windowName(r),
-		Dir:     opts.Cwd,
-		Argv:    []string{opts.Self, "_exec", "--state-dir", s.dir, id},
+		SessionID: callerSession,
+		Session:   opts.Session,
+		Name:      windowName(r),
+		Dir:       opts.Cwd,
+		Argv:      []string{opts.Self, "_exec", "--state-dir", s.dir, id},
 	})
 	if err != nil {
 		os.Remove(s.specPath(id))

@@ -112,6 +112,29 @@ type record struct {
 	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
 	OutputComplete bool   `json:"output_complete,omitempty"`
 	// StopRequestedAt is set by `qtask stop`, so that the wrapper settles the
-	// task as cancelled rather than failed when the signal lands.
+	// task as cancelled rather than failed when the signal lands. StopReason,
+	// when set (a foreground timeout with on_timeout=kill), makes it failed
+	// with that reason instead.
 	StopRequestedAt *time.Time `json:"stop_requested_at,omitempty"`
+	StopReason      string     `json:"stop_reason,omitempty"`
+	// WaiterPID is the `qtask run` waiting on a foreground task. If it dies
+	// without a word (SIGKILL, closed terminal) the task simply carries on
+	// as a background task.
+	WaiterPID  int        `json:"waiter_pid,omitempty"`
+	PromotedAt *time.Time `json:"promoted_at,omitempty"`
+}
+
+// stopOutcome applies a requested stop to how the task ended: an explicit
+// stop is cancelled, a stop with a reason is failed with it. The exit code
+// observed, if any, is kept.
+func (r *record) stopOutcome(o outcome) outcome {
+	switch {
+	case r.StopRequestedAt == nil:
+		return o
+	case r.StopReason != "":
+		o.status, o.reason = StatusFailed, r.StopReason
+	default:
+		o.status, o.reason = StatusCancelled, ""
+	}
+	return o
 }

@@ -108,10 +108,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// "completed" never means "still running underneath".
 	killGroup(pgid, sp.StopGrace)
 
+	o := exitOutcome(ws, false)
 	cur, err := s.load(opts.ID)
 	stopped := err == nil && cur.StopRequestedAt != nil
-	o := exitOutcome(ws, stopped)
-	if paneClosed.Load() && !stopped {
+	if stopped {
+		o = cur.stopOutcome(o)
+	} else if paneClosed.Load() {
 		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
 	}
 	final := s.finish(r, opts, paneClosed.Load(), o)

@@ -133,3 +133,14 @@ var installed = sync.OnceValue(func() (ok bool) {
 	}()
 	return gotmux.IsInstalled()
 })
+
+// ParseServer is the inverse of Server.String, for servers recorded on disk.
+func ParseServer(s string) (Server, error) {
+	switch {
+	case strings.HasPrefix(s, "-S ") && len(s) > 3:
+		return Server{socketPath: s[3:]}, nil
+	case strings.HasPrefix(s, "-L ") && len(s) > 3:
+		return Server{socketName: s[3:]}, nil
+	}
+	return Server{}, fmt.Errorf("tmux: unrecognised server %q", s)
+}

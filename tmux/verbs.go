@@ -9,10 +9,13 @@ import (
 
 // WindowSpec describes a window to start for a task.
 type WindowSpec struct {
-	Session string   // session name; created on demand, targeted as "=name"
-	Name    string   // window name shown in the status line
-	Dir     string   // start directory of the pane
-	Argv    []string // the pane's program, passed to tmux as argv (never a shell string)
+	// SessionID, when set, is an existing session to open the window in
+	// (the caller's own, for foreground runs); it is never created.
+	SessionID SessionID
+	Session   string   // otherwise: session name; created on demand, targeted as "=name"
+	Name      string   // window name shown in the status line
+	Dir       string   // start directory of the pane
+	Argv      []string // the pane's program, passed to tmux as argv (never a shell string)
 }
 
 // StartWindow opens a detached window running spec.Argv in spec.Session and
@@ -27,6 +30,14 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error
 	common := []string{"-d", "-P", "-F", "#{pane_id}", "-n", spec.Name}
 	if spec.Dir != "" {
 		common = append(common, "-c", spec.Dir)
+	}
+	if spec.SessionID != "" {
+		args := append(append([]string{"new-window", "-t", string(spec.SessionID) + ":"}, common...), "--")
+		out, err := s.run(ctx, append(args, spec.Argv...)...)
+		if err != nil {
+			return "", err
+		}
+		return ParsePaneID(out)
 	}
 	var lastErr error
 	for range 4 {

@@ -22,6 +22,9 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitTimeout = 124
+	// exitPromoted: a foreground run was sent to the background and
+	// released its caller; the task runs on.
+	exitPromoted = 125
 )
 
 // IOStreams are where a command reads and writes; tests swap them.
@@ -75,7 +78,7 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code
 // its exit code. It is the one place errors become exit codes.
 func Main() int {
 	deps := &Deps{IO: IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, Environ: os.Environ()}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	env, envErr := config.EnvFrom(os.Getenv)
 	deps.Env = env
@@ -90,7 +93,31 @@ func Main() int {
 	} else {
 		_, err = root.ExecuteContextC(ctx)
 	}
+	var intr *tasks.Interrupted
+	if err != nil && errors.As(context.Cause(ctx), &intr) {
+		// Interrupted while waiting: exit as a shell reports a signal death.
+		return 128 + int(intr.Signal)
+	}
 	return exitCode(err, deps.IO.ErrOut)
+}
+
+// interruptContext is cancelled, with a *tasks.Interrupted cause naming the
+// signal, on SIGINT or SIGTERM: a foreground run passes that signal on to
+// its task, and waits and follows end cleanly.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(&tasks.Interrupted{Signal: sig.(syscall.Signal)})
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		cancel(nil)
+	}
 }
 
 // exitCode prints err (if it has something to say) and maps it to qtask's
@@ -136,6 +163,8 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		NewCmdLogs(deps, nil),
 		NewCmdStop(deps, nil),
 		NewCmdWait(deps, nil),
+		NewCmdPromote(deps, nil),
+		NewCmdAttach(deps, nil),
 		NewCmdConfig(deps),
 		NewCmdVersion(deps),
 		newCmdExec(deps),

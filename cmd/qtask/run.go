@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
 )
 
 // RunOptions are the parsed flags and arguments of `qtask run`.
@@ -20,11 +25,15 @@ type RunOptions struct {
 	Name       string
 	Cwd        string
 	JSON       bool
+	// Foreground only; nil means "from config".
+	Timeout   *time.Duration
+	OnTimeout string
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
 func NewCmdRun(deps *Deps, runF func(context.Context, *RunOptions) error) *cobra.Command {
 	opts := &RunOptions{}
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- COMMAND...",
 		Short: "Run a shell command as a task in its own tmux window",
@@ -32,13 +41,38 @@ func NewCmdRun(deps *Deps, runF func(context.Context, *RunOptions) error) *cobra
 by spaces into one shell command string and run by the configured shell with
 -c, exactly as written: quotes, $VARS, $(...) and pipes all work.
 
+Without --bg qtask runs it in the foreground: the command gets a window you
+can watch (beside your own inside tmux), its output streams here, and qtask
+exits with its exit code. Send it to the background while it runs — with the
+promote key, ` + "`qtask promote`" + `, or when --timeout expires — and qtask returns at
+once (exit 125) while the command carries on untouched.
+
 With --bg the task starts in the background and qtask returns at once,
 printing its id and output file.`,
-		Example: `  qtask run --bg -- npm run dev
+		Example: `  qtask run -- go test ./...
+  qtask run --timeout 30s -- npm run build
+  qtask run --bg -- npm run dev
   qtask run --bg --name build -- 'make -j4 2>&1 | tee build.log'`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Command = strings.Join(args, " ")
+			if agent.EndsWithBareAmpersand(opts.Command) {
+				return &UsageError{Err: agent.TrailingAmpersandError{}}
+			}
+			if cmd.Flags().Changed("timeout") {
+				if opts.Background {
+					return usageErrorf("--timeout applies to foreground runs; drop it or drop --bg")
+				}
+				if timeout < 0 {
+					return usageErrorf("--timeout must not be negative")
+				}
+				opts.Timeout = &timeout
+			}
+			switch opts.OnTimeout {
+			case "", config.OnTimeoutBackground, config.OnTimeoutKill:
+			default:
+				return usageErrorf("--on-timeout must be %s or %s, not %q", config.OnTimeoutBackground, config.OnTimeoutKill, opts.OnTimeout)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -50,14 +84,13 @@ printing its id and output file.`,
 	cmd.Flags().BoolVar(&opts.Background, "bg", false, "start in the background and return at once")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "a label for the task")
 	cmd.Flags().StringVar(&opts.Cwd, "cwd", "", "directory to run in (default: the current directory)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object (with --bg)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "foreground: after this long, act per --on-timeout (default: foreground_timeout from config, 2m; 0: never)")
+	cmd.Flags().StringVar(&opts.OnTimeout, "on-timeout", "", "foreground: background (keep it running, release the caller) or kill (default: on_timeout from config)")
 	return cmd
 }
 
 func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
-	if !opts.Background {
-		return usageErrorf("foreground runs are not available yet: add --bg")
-	}
 	cwd, err := resolveCwd(opts.Cwd)
 	if err != nil {
 		return err
@@ -70,22 +103,32 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := store.Start(ctx, tasks.StartOptions{
+	start := tasks.StartOptions{
 		Command:        opts.Command,
 		Name:           opts.Name,
 		Cwd:            cwd,
 		Env:            deps.Environ,
 		Scope:          deps.Env.Scope,
 		Shell:          cfg.Shell,
-		Background:     true,
+		Background:     opts.Background,
 		Session:        cfg.Session,
 		Server:         deps.Server(),
 		Self:           deps.Self,
 		OutputMaxBytes: cfg.OutputMaxBytes,
 		StopGrace:      cfg.StopGrace,
-	})
+	}
+	if !opts.Background {
+		start.WaiterPID = os.Getpid()
+		if deps.Env.TmuxSocket == "" || deps.Env.TmuxSocket == deps.Env.TmuxSocketFromTMUX() {
+			start.CallerPane = tmux.PaneID(deps.Env.TmuxPane)
+		}
+	}
+	t, err := store.Start(ctx, start)
 	if err != nil {
 		return err
+	}
+	if !opts.Background {
+		return runForeground(ctx, deps, store, t, cfg, opts)
 	}
 	out := deps.IO.Out
 	if opts.JSON {
@@ -96,6 +139,80 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	fmt.Fprintf(out, "Follow:  qtask logs -f %s\n", t.ID)
 	fmt.Fprintf(out, "Stop:    qtask stop %s\n", t.ID)
 	return nil
+}
+
+// runForeground streams a foreground task's output until it ends (exit
+// with its code), is promoted (exit 125) or times out.
+func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks.Task, cfg config.Config, opts *RunOptions) error {
+	timeout := cfg.ForegroundTimeout
+	if opts.Timeout != nil {
+		timeout = *opts.Timeout
+	}
+	onTimeout := cfg.OnTimeout
+	if opts.OnTimeout != "" {
+		onTimeout = opts.OnTimeout
+	}
+	out := &lineTracker{w: deps.IO.Out, atLineStart: true}
+	res, err := store.Attend(ctx, t.ID, tasks.AttendOptions{
+		Out:           out,
+		Timeout:       timeout,
+		KillOnTimeout: onTimeout == config.OnTimeoutKill,
+		StopGrace:     cfg.StopGrace,
+		Session:       cfg.Session,
+	})
+	if err != nil {
+		return err
+	}
+	end := res.Task
+	if res.Promoted {
+		out.endLine()
+		why := ""
+		if res.TimedOut {
+			why = fmt.Sprintf(" after the %s timeout", timeout)
+		}
+		fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", end.ID, why, end.OutputPath)
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `qtask logs -f %s`, stop it with `qtask stop %s`\n", end.ID, end.ID)
+		return &ExitError{Code: exitPromoted}
+	}
+	if end.Status == tasks.StatusFailed && end.Error != "" {
+		out.endLine()
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", end.ID, end.StatusText())
+	}
+	endedOnItsOwn := !res.TimedOut && end.Status != tasks.StatusCancelled &&
+		!strings.HasPrefix(end.Error, "terminated by signal") && !strings.HasPrefix(end.Error, "lost:")
+	if endedOnItsOwn && context.Cause(ctx) == nil {
+		if hint := agent.LongRunningHint(end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
+			out.endLine()
+			fmt.Fprintln(deps.IO.ErrOut, hint)
+		}
+	}
+	if end.ExitCode == nil {
+		return &ExitError{Code: exitError}
+	}
+	if *end.ExitCode != 0 {
+		return &ExitError{Code: *end.ExitCode}
+	}
+	return nil
+}
+
+// lineTracker remembers whether the output so far ends a line, so qtask's
+// own messages never get glued to the end of the command's last line.
+type lineTracker struct {
+	w           io.Writer
+	atLineStart bool
+}
+
+func (l *lineTracker) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.atLineStart = p[len(p)-1] == '\n'
+	}
+	return l.w.Write(p)
+}
+
+func (l *lineTracker) endLine() {
+	if !l.atLineStart {
+		l.Write([]byte("\n"))
+	}
 }
 
 // resolveCwd makes --cwd absolute against the current directory.

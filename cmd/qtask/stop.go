@@ -72,7 +72,7 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 	}
 	var failed error
 	for _, id := range ids {
-		t, err := store.Stop(ctx, id, grace)
+		t, err := store.Stop(ctx, id, tasks.StopOptions{Grace: grace})
 		var notRunning *tasks.NotRunningError
 		switch {
 		case errors.As(err, &notRunning):

@@ -1,0 +1,93 @@
+# shellcheck shell=bash
+# Shared set-up for the qtask benchmarks. Sourced by the bench/*.sh scripts,
+# not run on its own.
+#
+# bench_setup gives every benchmark its own world: a temp dir under /tmp
+# (short, so the socket path stays far below the ~108-byte limit), a private
+# tmux server on a socket in it, its own QTASK_STATE_DIR and QTASK_CONFIG,
+# and a qtask binary built from this checkout. The EXIT trap kills that tmux
+# server by its socket and removes the temp dir. The default tmux server and
+# ~/.local/state are never touched.
+
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The source tree qtask is built from: this checkout, unless BENCH_SRC names
+# another (e.g. a `git archive` export of one commit).
+BENCH_SRC=${BENCH_SRC:-$BENCH_ROOT}
+
+bench_need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || { echo "bench: $tool is required" >&2; exit 1; }
+	done
+}
+
+bench_setup() {
+	bench_need go tmux hyperfine jq pgrep awk
+	tmp=$(mktemp -d /tmp/qtb.XXXXXX)
+	sock=$tmp/sock
+	Q=$tmp/qtask
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
+	# Outside any tmux client, whatever shell this runs in.
+	unset TMUX TMUX_PANE QTASK_SCOPE
+	export QTASK_STATE_DIR=$tmp/state QTASK_CONFIG=$tmp/config.toml QTASK_TMUX_SOCKET=$sock
+	# sh on both sides: the baselines run their commands with sh -c too.
+	printf 'shell = "sh"\nsession = "qtask"\n' >"$QTASK_CONFIG"
+	(cd "$BENCH_SRC" && go build -o "$Q" ./cmd/qtask)
+	# -f /dev/null: no user tmux.conf. The long-lived first window keeps the
+	# session (and server) alive while task windows come and go.
+	tmux -f /dev/null -S "$sock" new-session -d -s qtask -x 80 -y 24 -- sleep 100000
+	# Settle: block until every window but the first is gone and no qtask
+	# process of this state dir is left, so a run never pays for the
+	# background work of the one before. Used as hyperfine --prepare.
+	cat >"$tmp/settle" <<-SETTLE
+		#!/bin/bash
+		set -euo pipefail
+		for _ in \$(seq 500); do
+		    n=\$(tmux -S '$sock' list-windows -t '=qtask:' | wc -l)
+		    if [ "\$n" -le 1 ] && ! pgrep -f -- '--state-dir $QTASK_STATE_DIR' >/dev/null; then
+		        exit 0
+		    fi
+		    sleep 0.01
+		done
+		echo "settle: tasks still running after 5s" >&2
+		exit 1
+	SETTLE
+	chmod +x "$tmp/settle"
+}
+
+bench_cleanup() {
+	if [ -n "${sock:-}" ]; then
+		tmux -S "$sock" kill-server 2>/dev/null || true
+	fi
+	if [ -n "${tmp:-}" ] && [ -z "${BENCH_KEEP:-}" ]; then
+		rm -rf "$tmp"
+	fi
+}
+
+# bench_mean FILE NAME: mean seconds of the hyperfine result named NAME.
+bench_mean() {
+	jq -r --arg n "$2" '.results[] | select(.command == $n) | .mean' "$1"
+}
+
+# bench_ms SECONDS: milliseconds with two decimals.
+bench_ms() { awk -v s="$1" 'BEGIN { printf "%.2f", s * 1000 }'; }
+
+# bench_ratio A B: A/B with two decimals.
+bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# bench_verdict RATIO TARGET: PASS if RATIO <= TARGET, else MISS.
+bench_verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r <= t ? "PASS" : "MISS") }'; }
+
+# bench_result KEY=VALUE...: one machine-readable line, gathered by all.sh.
+bench_result() { echo "RESULT $*"; }
+
+bench_machine() {
+	local rev
+	rev=$(git -C "$BENCH_SRC" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")
+	if [ -n "$(git -C "$BENCH_SRC" status --porcelain -- cmd tasks tmux config 2>/dev/null)" ]; then
+		rev="$rev+dirty"
+	fi
+	echo "source: $BENCH_SRC ($rev)"
+	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(tmux -V), $(go version | cut -d' ' -f3-)"
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
+)
+
+// AttachOptions are the parsed flags and argument of `qtask attach`.
+type AttachOptions struct {
+	ID   string
+	Here bool
+}
+
+// NewCmdAttach builds `qtask attach` (alias fg).
+func NewCmdAttach(deps *Deps, runF func(context.Context, *AttachOptions) error) *cobra.Command {
+	opts := &AttachOptions{}
+	cmd := &cobra.Command{
+		Use:     "attach ID",
+		Aliases: []string{"fg"},
+		Short:   "Bring a running task's pane into view",
+		Long: `Bring a running task's pane into view. Inside tmux, switch the current client
+to it (or, with --here, join it into the current window beside you). Outside
+tmux, attach this terminal to the task's server showing it.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAttach(cmd.Context(), deps, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Here, "here", false, "join the task's pane into the current window")
+	return cmd
+}
+
+func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
+	store, err := deps.Store()
+	if err != nil {
+		return err
+	}
+	t, err := store.Get(opts.ID)
+	if err != nil {
+		return err
+	}
+	if !t.Running() || t.PaneID == "" {
+		return &tasks.NotRunningError{Task: t}
+	}
+	server, err := store.ServerOf(t)
+	if err != nil {
+		return err
+	}
+	pane := tmux.PaneID(t.PaneID)
+	inside := deps.Env.TmuxPane != ""
+	if inside && server != deps.Server() {
+		return fmt.Errorf("task %s runs on another tmux server; from outside tmux run `qtask attach %s`, or `tmux %s attach`",
+			t.ID, t.ID, strings.Join(server.Args(), " "))
+	}
+	switch {
+	case opts.Here && !inside:
+		return usageErrorf("attach --here works inside tmux only")
+	case opts.Here:
+		return server.JoinHere(ctx, pane, tmux.PaneID(deps.Env.TmuxPane))
+	case inside:
+		return server.SwitchTo(ctx, pane)
+	}
+	argv, err := server.AttachArgv(ctx, pane)
+	if err != nil {
+		return err
+	}
+	// Attaching needs this terminal: become tmux.
+	return syscall.Exec(argv[0], argv, deps.Environ)
+}

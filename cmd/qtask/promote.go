@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
+)
+
+// PromoteOptions are the parsed flags and argument of `qtask promote`.
+type PromoteOptions struct {
+	ID   string
+	Pane string
+}
+
+// NewCmdPromote builds `qtask promote`.
+func NewCmdPromote(deps *Deps, runF func(context.Context, *PromoteOptions) error) *cobra.Command {
+	opts := &PromoteOptions{}
+	cmd := &cobra.Command{
+		Use:   "promote [ID | --pane PANE]",
+		Short: "Send a running foreground task to the background without stopping it",
+		Long: `Send a running foreground task to the background. The process keeps running
+untouched; its window moves to the background session and the waiting
+` + "`qtask run`" + ` returns at once. Without arguments, promote what runs in the
+current pane ($TMUX_PANE). For a tmux key binding:
+
+  bind-key B run-shell -b 'qtask promote --pane #{pane_id}'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || len(args) == 1 && cmd.Flags().Changed("pane") {
+				return usageErrorf("promote: give a task id or --pane, not both")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.ID = args[0]
+			} else if opts.Pane == "" {
+				opts.Pane = deps.Env.TmuxPane
+				if opts.Pane == "" {
+					return usageErrorf("promote: not inside tmux; give a task id or --pane")
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPromote(cmd.Context(), deps, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Pane, "pane", "", "promote what runs in this tmux pane (e.g. %3)")
+	return cmd
+}
+
+func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
+	cfg, err := deps.Config()
+	if err != nil {
+		return err
+	}
+	store, err := deps.Store()
+	if err != nil {
+		return err
+	}
+	var res *tasks.PromoteResult
+	if opts.ID != "" {
+		res, err = store.Promote(ctx, opts.ID, cfg.Session)
+	} else {
+		pane, perr := tmux.ParsePaneID(opts.Pane)
+		if perr != nil {
+			return &UsageError{Err: perr}
+		}
+		res, err = store.PromotePane(ctx, pane, cfg.Session)
+	}
+	if res == nil {
+		return err
+	}
+	t := res.Task
+	switch {
+	case res.AlreadyFinished:
+		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, finishedText(t))
+	case res.AlreadyBackground:
+		fmt.Fprintf(deps.IO.Out, "Task %s is already in the background; output in %s\n", t.ID, t.OutputPath)
+	default:
+		fmt.Fprintf(deps.IO.Out, "Promoted task %s to the background; output continues in %s\n", t.ID, t.OutputPath)
+	}
+	return err
+}
+
+// finishedText is how a promote that lost the race reports the end:
+// "exit 0", "exit 3", or the status when there is no exit code.
+func finishedText(t *tasks.Task) string {
+	if t.ExitCode != nil && t.Status != tasks.StatusCancelled {
+		return fmt.Sprintf("exit %d", *t.ExitCode)
+	}
+	return t.StatusText()
+}

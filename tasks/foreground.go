@@ -1,0 +1,96 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+)
+
+// AttendOptions configures a foreground wait on a task.
+type AttendOptions struct {
+	Out           io.Writer     // where the task's output streams as it arrives
+	Timeout       time.Duration // 0: wait for as long as it runs
+	KillOnTimeout bool          // else a timeout promotes the task to the background
+	StopGrace     time.Duration
+	Session       string // background session a promoted pane moves to
+}
+
+// AttendResult is how a foreground wait ended.
+type AttendResult struct {
+	Task     *Task
+	Promoted bool // the caller was released; the task runs on in the background
+	TimedOut bool
+}
+
+// Interrupted is the context cause a foreground caller sets when it gets a
+// signal: the task is stopped with the same signal, as if the terminal had
+// delivered it to the command directly.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (e *Interrupted) Error() string { return "interrupted by " + e.Signal.String() }
+
+// Attend is the foreground half of `qtask run`: stream the task's output to
+// opts.Out until it ends, is promoted (by a key, `qtask promote`, or the
+// timeout) or is killed on timeout. If ctx is cancelled with an
+// *Interrupted cause, the task is stopped with that signal first.
+func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*AttendResult, error) {
+	watch := s.watch()
+	defer watch.Close()
+	var timeout <-chan time.Time
+	if opts.Timeout > 0 {
+		timer := time.NewTimer(opts.Timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	r, err := s.load(id)
+	if err != nil {
+		return nil, err
+	}
+	fl := newFollower(r.OutputPath, 0)
+	defer fl.close()
+	res := &AttendResult{}
+	for {
+		r, err := s.load(id)
+		if err != nil {
+			return nil, err
+		}
+		r = s.reconcile(r)
+		if err := fl.copyNew(opts.Out); err != nil {
+			return nil, err
+		}
+		if !r.Running() || r.Background {
+			res.Task, res.Promoted = &r.Task, r.Running()
+			return res, nil
+		}
+		select {
+		case <-watch.C:
+		case <-timeout:
+			res.TimedOut = true
+			timeout = nil
+			if !opts.KillOnTimeout {
+				if _, err := s.promote(context.WithoutCancel(ctx), id, opts.Session); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}
+			if _, err := s.Stop(ctx, id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+				return nil, err
+			}
+		case <-ctx.Done():
+			sig := syscall.SIGTERM
+			var intr *Interrupted
+			if errors.As(context.Cause(ctx), &intr) {
+				sig = intr.Signal
+			}
+			stop := StopOptions{Grace: opts.StopGrace, Signal: sig}
+			if _, err := s.Stop(context.WithoutCancel(ctx), id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+				return nil, err
+			}
+			ctx = context.WithoutCancel(ctx)
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+)
+
+// newOutputFile creates an output file holding content and returns its path.
+func newOutputFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "task.out")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func openCapped(t *testing.T, path string, maxBytes int64) *CappedFile {
+	t.Helper()
+	f, err := OpenCapped(path, maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func mustWrite(t *testing.T, f *CappedFile, p string) {
+	t.Helper()
+	if n, err := f.Write([]byte(p)); err != nil || n != len(p) {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(p))
+	}
+}
+
+// checkCapped checks the file at path against the whole stream written to
+// it: the header, if any, must say how much of the stream's start is
+// missing, the rest must be the stream from there on, within the cap.
+// It returns the dropped count.
+func checkCapped(t *testing.T, path string, maxBytes int64, stream string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, hlen := capParseHeader(b)
+	if hlen == 0 {
+		if string(b) != stream {
+			t.Fatalf("uncapped file differs from stream:\n got %q\nwant %q", b, stream)
+		}
+		return 0
+	}
+	if want := fmt.Sprintf(capHeaderFormat, maxBytes, dropped); string(b[:hlen]) != want {
+		t.Fatalf("header %q, want %q", b[:hlen], want)
+	}
+	content := string(b[hlen:])
+	if int64(len(content)) > maxBytes {
+		t.Fatalf("content is %d bytes, cap %d", len(content), maxBytes)
+	}
+	if dropped > int64(len(stream)) || stream[dropped:] != content {
+		t.Fatalf("content is not the stream after the %d dropped bytes:\n got %q", dropped, content)
+	}
+	return dropped
+}
+
+func TestCappedRotationKeepsNewest(t *testing.T) {
+	const maxBytes = 100
+	path := newOutputFile(t, "")
+	f := openCapped(t, path, maxBytes)
+	var stream strings.Builder
+	for i := range 200 {
+		line := fmt.Sprintf("line %03d\n", i)
+		mustWrite(t, f, line)
+		stream.WriteString(line)
+		checkCapped(t, path, maxBytes, stream.String())
+	}
+	b, _ := os.ReadFile(path)
+	_, hlen := capParseHeader(b)
+	content := string(b[hlen:])
+	if !strings.HasSuffix(content, "line 199\n") || !strings.HasPrefix(content, "line ") {
+		t.Errorf("content does not hold whole newest lines: %q", content)
+	}
+	if dropped := checkCapped(t, path, maxBytes, stream.String()); dropped != int64(stream.Len()-len(content)) {
+		t.Errorf("dropped %d is not cumulative", dropped)
+	}
+}
+
+func TestCappedHeaderSurvivesReopen(t *testing.T) {
+	const maxBytes = 64
+	path := newOutputFile(t, "")
+	var stream strings.Builder
+	for round := range 5 {
+		f := openCapped(t, path, maxBytes)
+		for i := range 30 {
+			line := fmt.Sprintf("r%d l%02d\n", round, i)
+			mustWrite(t, f, line)
+			stream.WriteString(line)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkCapped(t, path, maxBytes, stream.String())
+	}
+}
+
+func TestCappedExistingContent(t *testing.T) {
+	// A file that was never capped but is over the cap is capped on the
+	// first write.
+	old := strings.Repeat("old line\n", 20)
+	path := newOutputFile(t, old)
+	f := openCapped(t, path, 50)
+	mustWrite(t, f, "new\n")
+	if checkCapped(t, path, 50, old+"new\n") == 0 {
+		t.Error("not capped")
+	}
+}
+
+func TestCappedBigSingleWrite(t *testing.T) {
+	tests := []struct{ name, before, write string }{
+		{"lines", "a\nb\n", strings.Repeat("0123456789\n", 100)},
+		{"no newline", "a\n", strings.Repeat("x", 1000)},
+		{"one long line", "", strings.Repeat("y", 1000) + "\n"},
+		{"runes", "", strings.Repeat("é€", 300)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := newOutputFile(t, "")
+			f := openCapped(t, path, 100)
+			mustWrite(t, f, tc.before)
+			mustWrite(t, f, tc.write)
+			checkCapped(t, path, 100, tc.before+tc.write)
+			b, _ := os.ReadFile(path)
+			_, hlen := capParseHeader(b)
+			if content := b[hlen:]; len(content) < 25 || !utf8.Valid(content) {
+				t.Errorf("kept %q", content)
+			}
+		})
+	}
+}
+
+func TestCappedMode(t *testing.T) {
+	path := newOutputFile(t, "")
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := openCapped(t, path, 10)
+	mustWrite(t, f, "0123456789\nabc\n")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode after rotation %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestCappedRefusesSymlink(t *testing.T) {
+	target := newOutputFile(t, "secret\n")
+	link := filepath.Join(t.TempDir(), "task.out")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenCapped(link, 100)
+	if !errors.Is(err, syscall.ELOOP) || !strings.Contains(err.Error(), link) {
+		t.Errorf("OpenCapped(symlink) error = %v, want ELOOP naming the path", err)
+	}
+}
+
+func TestCappedOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := OpenCapped(filepath.Join(dir, "missing"), 100); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: error = %v", err)
+	}
+	if _, err := OpenCapped(newOutputFile(t, ""), 1); err == nil {
+		t.Error("cap of 1 byte accepted")
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		if _, err := OpenCapped(fifo, 100); err == nil {
+			t.Error("FIFO accepted")
+		}
+	}
+}
+
+func TestCappedHeaderParse(t *testing.T) {
+	tests := []struct {
+		in            string
+		dropped, hlen int64
+	}{
+		{"[qtask: output capped at 100 bytes; 42 earlier bytes dropped]\nrest", 42, 63},
+		{"[qtask: output capped at 100 bytes; 42 earlier bytes dropped]", 0, 0},
+		{"[qtask: output capped at 100 bytes; -4 earlier bytes dropped]\n", 0, 0},
+		{"[qtask: output capped at 100 bytes; +4 earlier bytes dropped]\n", 0, 0},
+		{"[qtask: output capped at 100 bytes; 4 earlier bytes dropped] \n", 0, 0},
+		{"hello\n", 0, 0},
+		{"", 0, 0},
+	}
+	for _, tc := range tests {
+		if d, h := capParseHeader([]byte(tc.in)); d != tc.dropped || h != tc.hlen {
+			t.Errorf("capParseHeader(%q) = %d, %d; want %d, %d", tc.in, d, h, tc.dropped, tc.hlen)
+		}
+	}
+}
+
+// TestCappedRotationsAmortized checks that rotations happen only every
+// maxBytes/2 bytes or so, and leave no temporary files.
+func TestCappedRotationsAmortized(t *testing.T) {
+	const maxBytes = 1000
+	path := newOutputFile(t, "")
+	f := openCapped(t, path, maxBytes)
+	rotations := 0
+	ino := capInode(t, path)
+	line := "a line of output\n"
+	total := 0
+	for total < 20*maxBytes {
+		mustWrite(t, f, line)
+		total += len(line)
+		if n := capInode(t, path); n != ino {
+			rotations++
+			ino = n
+		}
+	}
+	if limit := total/(maxBytes/2) + 1; rotations > limit {
+		t.Errorf("%d rotations for %d bytes, want at most %d", rotations, total, limit)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the output file", len(entries))
+	}
+}
+
+func capInode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// TestCappedMemoryBounded rotates a 16 MiB file and checks the rotation
+// allocated far less than the data it moved.
+func TestCappedMemoryBounded(t *testing.T) {
+	const maxBytes = 16 << 20
+	path := newOutputFile(t, "")
+	f := openCapped(t, path, maxBytes)
+	block := bytes.Repeat([]byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n"), 1<<14)
+	for range maxBytes / len(block) {
+		if _, err := f.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ino := capInode(t, path)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := f.Write([]byte("overflow\n")); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if capInode(t, path) == ino {
+		t.Fatal("no rotation happened")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("rotating %d bytes allocated %d bytes", maxBytes/2, alloc)
+	}
+	if fi, _ := os.Stat(path); fi.Size() > maxBytes/2+100 {
+		t.Errorf("file is %d bytes after rotation", fi.Size())
+	}
+}

@@ -1,0 +1,147 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// PaneInfo is what qtask needs to know about a pane to move or replace it.
+type PaneInfo struct {
+	Pane        PaneID
+	Window      WindowID
+	Session     SessionID
+	SessionName string
+	PID         int    // the pane's first process (a shell, or qtask _exec)
+	Path        string // current directory of the pane's foreground process
+	Width       int
+	Height      int
+	Dead        bool
+	WindowPanes int // panes in the pane's window
+}
+
+// fieldSep separates format fields; tmux replaces control characters in
+// names it prints, so it cannot appear inside a field. The free-text fields
+// come last and are split with a count, so even that would not shift them.
+const fieldSep = "\x1f"
+
+var paneFormat = strings.Join([]string{
+	"#{pane_id}", "#{window_id}", "#{session_id}", "#{pane_pid}",
+	"#{pane_width}", "#{pane_height}", "#{window_panes}", "#{pane_dead}", "#{pane_current_path}", "#{session_name}",
+}, fieldSep)
+
+// PaneInfo describes one pane. A missing pane is ErrNotFound.
+func (s Server) PaneInfo(ctx context.Context, pane PaneID) (PaneInfo, error) {
+	out, err := s.run(ctx, "display-message", "-p", "-t", string(pane), paneFormat)
+	if err != nil {
+		return PaneInfo{}, err
+	}
+	return parsePaneInfo(out)
+}
+
+func parsePaneInfo(line string) (PaneInfo, error) {
+	f := strings.SplitN(line, fieldSep, 10)
+	if len(f) != 10 {
+		return PaneInfo{}, fmt.Errorf("tmux: unexpected pane description %q", line)
+	}
+	var info PaneInfo
+	var err error
+	if info.Pane, err = ParsePaneID(f[0]); err != nil {
+		return PaneInfo{}, err
+	}
+	if info.Window, err = ParseWindowID(f[1]); err != nil {
+		return PaneInfo{}, err
+	}
+	if info.Session, err = ParseSessionID(f[2]); err != nil {
+		return PaneInfo{}, err
+	}
+	nums := make([]int, 4)
+	for i, s := range f[3:7] {
+		if nums[i], err = strconv.Atoi(s); err != nil {
+			return PaneInfo{}, fmt.Errorf("tmux: unexpected number %q in pane description", s)
+		}
+	}
+	info.PID, info.Width, info.Height, info.WindowPanes = nums[0], nums[1], nums[2], nums[3]
+	info.Dead = f[7] == "1"
+	info.Path, info.SessionName = f[8], f[9]
+	return info, nil
+}
+
+// MovePaneToSession moves a pane into a window of its own in the named
+// session (created if it does not exist), without selecting it, so whoever
+// watches the source is not yanked along. A pane alone in its window moves
+// with its window; one sharing a window is broken out of it. Its processes
+// and its pipe-pane carry on untouched.
+func (s Server) MovePaneToSession(ctx context.Context, info PaneInfo, session string) error {
+	move := func() error {
+		var err error
+		if info.WindowPanes <= 1 {
+			_, err = s.run(ctx, "move-window", "-d", "-s", string(info.Window), "-t", "="+session+":")
+		} else {
+			_, err = s.run(ctx, "break-pane", "-d", "-s", string(info.Pane), "-t", "="+session+":")
+		}
+		return err
+	}
+	err := move()
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	// No such session: create it, move the pane in, and drop the shell
+	// window new-session had to start with.
+	out, err := s.run(ctx, "new-session", "-d", "-s", session, "-P", "-F", "#{window_id}")
+	if err != nil && !errors.Is(err, ErrDuplicateSession) {
+		return err
+	}
+	if err := move(); err != nil {
+		return err
+	}
+	if placeholder, perr := ParseWindowID(out); perr == nil {
+		_, err = s.run(ctx, "kill-window", "-t", string(placeholder))
+	}
+	return err
+}
+
+// SessionOf returns the session holding a pane, for starting a foreground
+// task's window beside the caller.
+func (s Server) SessionOf(ctx context.Context, pane PaneID) (SessionID, error) {
+	info, err := s.PaneInfo(ctx, pane)
+	return info.Session, err
+}
+
+// SwitchTo makes the current client (the one whose pane ran qtask) show
+// pane: its session, window and the pane itself.
+func (s Server) SwitchTo(ctx context.Context, pane PaneID) error {
+	info, err := s.PaneInfo(ctx, pane)
+	if err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "switch-client", "-t", string(info.Session), ";",
+		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane))
+	return err
+}
+
+// AttachArgv is the tmux command line that attaches a terminal to this
+// server showing pane; the caller execs it in place of itself (attaching
+// needs the terminal, which only the foreground process has).
+func (s Server) AttachArgv(ctx context.Context, pane PaneID) ([]string, error) {
+	info, err := s.PaneInfo(ctx, pane)
+	if err != nil {
+		return nil, err
+	}
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		return nil, ErrNotInstalled
+	}
+	argv := append([]string{path}, s.Args()...)
+	return append(argv, "attach-session", "-t", string(info.Session), ";",
+		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane)), nil
+}
+
+// JoinHere moves pane into the window of herePane, split beside it.
+func (s Server) JoinHere(ctx context.Context, pane, herePane PaneID) error {
+	_, err := s.run(ctx, "join-pane", "-s", string(pane), "-t", string(herePane))
+	return err
+}
