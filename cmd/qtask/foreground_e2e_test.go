@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// foreground is a `qtask run` (no --bg) running as a child of the test.
+type foreground struct {
+	cmd    *exec.Cmd
+	stdout *syncBuffer
+	stderr *syncBuffer
+	done   chan struct{}
+	code   int
+}
+
+func (h *harness) runForeground(extraEnv []string, args ...string) *foreground {
+	h.t.Helper()
+	fg := &foreground{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	fg.cmd = exec.Command(qtaskBin, append([]string{"run"}, args...)...)
+	fg.cmd.Env = append(append([]string{}, h.env...), extraEnv...)
+	fg.cmd.Dir = h.root
+	fg.cmd.Stdout, fg.cmd.Stderr = fg.stdout, fg.stderr
+	if err := fg.cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	go func() {
+		err := fg.cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); ok {
+			fg.code = ee.ExitCode()
+		}
+		close(fg.done)
+	}()
+	h.t.Cleanup(func() { fg.cmd.Process.Kill() })
+	return fg
+}
+
+// wait returns the exit code, failing the test if qtask run hangs.
+func (fg *foreground) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-fg.done:
+		return fg.code
+	case <-time.After(60 * time.Second):
+		t.Fatalf("qtask run did not return; stdout so far:\n%s", fg.stdout.String())
+		return -1
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lastTask returns the most recently started task.
+func (h *harness) lastTask() tasks.Task {
+	h.t.Helper()
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json")), &list); err != nil || len(list) == 0 {
+		h.t.Fatalf("ls --json: %v (%d tasks)", err, len(list))
+	}
+	return list[len(list)-1]
+}
+
+func TestForegroundPassesExitCodeAndOrder(t *testing.T) {
+	h := newHarness(t)
+	r := h.qtask("run", "--", "echo one; echo two >&2; echo three; exit 4")
+	if r.code != 4 {
+		t.Fatalf("qtask run exit %d, want the command's 4 (stderr %q)", r.code, r.stderr)
+	}
+	if r.stdout != "one\ntwo\nthree\n" {
+		t.Fatalf("foreground output = %q, want the lines in order", r.stdout)
+	}
+	if task := h.lastTask(); task.Background {
+		t.Fatalf("a foreground task should not be marked background: %+v", task)
+	}
+}
+
+func TestPromoteKeepsProcessAndOutput(t *testing.T) {
+	h := newHarness(t)
+	fg := h.runForeground(nil, "--", "for i in $(seq 1 30); do echo $i; sleep 0.1; done")
+	var task tasks.Task
+	eventually(t, "the foreground task to print 5 lines", func() bool {
+		return strings.Contains(fg.stdout.String(), "5\n")
+	})
+	task = h.lastTask()
+	pidBefore := task.PID
+	out := h.mustQtask("promote", task.ID)
+	if !strings.Contains(out, "Promoted task "+task.ID) {
+		t.Fatalf("promote said %q", out)
+	}
+	if code := fg.wait(t); code != exitPromoted {
+		t.Fatalf("the waiting qtask run exited %d, want %d", code, exitPromoted)
+	}
+	want := fmt.Sprintf("promoted to background as %s; output continues in %s", task.ID, task.OutputPath)
+	if !strings.Contains(fg.stdout.String(), want) {
+		t.Fatalf("caller output lacks %q:\n%s", want, fg.stdout.String())
+	}
+	mid := h.status(task.ID)
+	if !mid.Running() || !mid.Background || mid.PID != pidBefore {
+		t.Fatalf("after promote: running=%v background=%v pid=%d (was %d)", mid.Running(), mid.Background, mid.PID, pidBefore)
+	}
+	end := h.wait(task.ID)
+	var want2 strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&want2, "%d\n", i)
+	}
+	if end.Status != tasks.StatusCompleted || h.output(task.ID) != want2.String() {
+		t.Fatalf("promoted task: %s, output %q; want completed with exactly 1..30", end.Status, h.output(task.ID))
+	}
+	again := h.qtask("promote", task.ID)
+	if again.code != 0 || !strings.Contains(again.stdout, "already finished, exit 0") {
+		t.Fatalf("promote after the end: exit %d, %q", again.code, again.stdout)
+	}
+}
+
+func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
+	h := newHarness(t)
+	r := h.qtask("run", "--timeout", "500ms", "--", "echo begin; sleep 1.5; echo the-last-line")
+	if r.code != exitPromoted || !strings.Contains(r.stdout, "promoted to background as ") {
+		t.Fatalf("timeout: exit %d, stdout %q; want %d and the promote message", r.code, r.stdout, exitPromoted)
+	}
+	task := h.wait(h.lastTask().ID)
+	if task.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "the-last-line\n") {
+		t.Fatalf("work kept after timeout: status %s, output %q", task.Status, h.output(task.ID))
+	}
+	if strings.Contains(r.stderr, "ran for") {
+		t.Fatalf("no long-running hint after a timeout, got %q", r.stderr)
+	}
+}
+
+func TestTimeoutKillLeavesNothing(t *testing.T) {
+	h := newHarness(t)
+	r := h.qtask("run", "--timeout", "500ms", "--on-timeout", "kill", "--", "sleep 300 & sleep 301")
+	task := h.lastTask()
+	if task.Status != tasks.StatusFailed || task.Error != "timed out after 500ms" {
+		t.Fatalf("on-timeout kill: %s %q, want failed 'timed out after 500ms'", task.Status, task.Error)
+	}
+	if r.code == 0 || r.code == exitPromoted {
+		t.Fatalf("on-timeout kill exited %d", r.code)
+	}
+	if left := groupMembers(task.PID); len(left) > 0 {
+		t.Fatalf("processes left after timeout kill: %v", left)
+	}
+}
+
+func TestLongRunningHint(t *testing.T) {
+	h := newHarness(t)
+	r := h.qtask("run", "--timeout", "2s", "--", "sleep 1.1")
+	if r.code != 0 || !strings.Contains(r.stderr, "ran for 1s") || !strings.Contains(r.stderr, "qtask run --bg") {
+		t.Fatalf("a run of >= max(1s, timeout/2) should get the hint: exit %d stderr %q", r.code, r.stderr)
+	}
+	if r := h.qtask("run", "--timeout", "10s", "--", "sleep 1.1"); strings.Contains(r.stderr, "ran for") {
+		t.Fatalf("no hint below timeout/2: %q", r.stderr)
+	}
+	if r := h.qtask("run", "--", "true"); strings.Contains(r.stderr, "ran for") {
+		t.Fatalf("no hint for a quick command: %q", r.stderr)
+	}
+	if r := h.qtask("run", "--timeout", "2s", "--", "sleep 1.1; kill -9 $$"); strings.Contains(r.stderr, "ran for") {
+		t.Fatalf("no hint after a signal death: %q", r.stderr)
+	}
+	if r := h.qtask("run", "--bg", "--", "sleep 1.1"); strings.Contains(r.stderr+r.stdout, "ran for") {
+		t.Fatalf("no hint on a background run: %q", r.stderr)
+	}
+}
+
+func TestInterruptStopsForegroundTask(t *testing.T) {
+	h := newHarness(t)
+	fg := h.runForeground(nil, "--", "echo ready; sleep 300")
+	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+	task := h.lastTask()
+	fg.cmd.Process.Signal(syscall.SIGINT)
+	if code := fg.wait(t); code != 130 {
+		t.Fatalf("qtask run after SIGINT exited %d, want 130", code)
+	}
+	if st := h.status(task.ID); st.Status != tasks.StatusCancelled {
+		t.Fatalf("task after SIGINT to its caller: %s, want cancelled", st.Status)
+	}
+	if left := groupMembers(task.PID); len(left) > 0 {
+		t.Fatalf("processes left: %v", left)
+	}
+}
+
+func TestCallerKilledTaskCarriesOn(t *testing.T) {
+	h := newHarness(t)
+	fg := h.runForeground(nil, "--", "echo ready; sleep 1; echo finished")
+	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+	task := h.lastTask()
+	fg.cmd.Process.Kill()
+	fg.wait(t)
+	st := h.status(task.ID)
+	if !st.Running() || !st.Background {
+		t.Fatalf("after its caller was SIGKILLed the task should run on as a background task: %+v", st)
+	}
+	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "finished\n") {
+		t.Fatalf("orphaned foreground task: %s, output %q", end.Status, h.output(task.ID))
+	}
+}
+
+func TestPromoteErrors(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.tmux("new-session", "-d", "-s", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	pane, _ := h.tmux("display-message", "-p", "-t", "=idle:", "#{pane_id}")
+	r := h.qtask("promote", "--pane", pane)
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing running in pane "+pane) {
+		t.Fatalf("promote of an idle pane: exit %d, %q", r.code, r.stderr)
+	}
+	if r := h.qtask("promote", "--pane", "bogus"); r.code != 2 {
+		t.Fatalf("promote --pane bogus: exit %d, want 2", r.code)
+	}
+	if r := h.qtask("run", "--", "sleep 1 &"); r.code != 2 || !strings.Contains(r.stderr, "'&'") {
+		t.Fatalf("trailing &: exit %d %q, want 2 and why", r.code, r.stderr)
+	}
+	if r := h.qtask("run", "--", "true && echo '&'"); r.code != 0 {
+		t.Fatalf("a quoted & must run: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
+		t.Fatal(err)
+	}
+	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
+	fg := h.runForeground(env, "--", "echo ready; sleep 2; echo after")
+	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+	task := h.lastTask()
+	where, _ := h.tmux("display-message", "-p", "-t", task.PaneID, "#{session_name}")
+	active, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	if where != "user" || active != userPane {
+		t.Fatalf("foreground window should open unselected in the caller's session: in %q, active pane %s", where, active)
+	}
+	// What the promote key binding runs.
+	h.mustQtask("promote", "--pane", task.PaneID)
+	if code := fg.wait(t); code != exitPromoted {
+		t.Fatalf("caller exited %d after promote", code)
+	}
+	where, _ = h.tmux("display-message", "-p", "-t", task.PaneID, "#{session_name}")
+	if where != "qtask" {
+		t.Fatalf("promoted pane is in session %q, want qtask", where)
+	}
+	if windows, _ := h.tmux("list-windows", "-t", "=user:"); strings.Count(windows, "\n") != 0 {
+		t.Fatalf("the caller's session should be back to its one window:\n%s", windows)
+	}
+	if end := h.wait(task.ID); !strings.HasSuffix(h.output(task.ID), "ready\nafter\n") || end.Status != tasks.StatusCompleted {
+		t.Fatalf("after promote: %s %q", end.Status, h.output(task.ID))
+	}
+}
