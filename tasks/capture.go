@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -14,6 +15,9 @@ const DefaultOutputMaxBytes = 32 << 20
 // `qtask logs` shows what the command is waiting on.
 const captureIdleFlush = time.Second
 
+// scrollbackTimeout bounds the wait for an adopter that died mid-way.
+const scrollbackTimeout = 5 * time.Second
+
 // captureChunk bounds one read; with the channel below it bounds the
 // capture's memory whatever the volume.
 const captureChunk = 32 << 10
@@ -26,6 +30,14 @@ func (s *Store) Capture(id string, in io.Reader) error {
 	r, err := s.load(id)
 	if err != nil {
 		return err
+	}
+	if r.AwaitScrollback {
+		// An adopted pane: its scrollback goes into the file first. The
+		// pane's new output waits in the pipe (and tmux) meanwhile.
+		r, err = s.waitFor(context.Background(), id, scrollbackTimeout, func(r *record) bool { return !r.AwaitScrollback })
+		if err != nil {
+			return err
+		}
 	}
 	limit := r.OutputMaxBytes
 	if limit <= 0 {

@@ -16,8 +16,13 @@ type PromoteResult struct {
 	AlreadyBackground bool
 }
 
-// NothingRunningError is a promote of a pane where no command runs.
-type NothingRunningError struct{ Pane tmux.PaneID }
+// NothingRunningError is a promote of a pane where no qtask task runs.
+// Ended, if set, is the task that ran there last and has just finished
+// (a promote that raced the end).
+type NothingRunningError struct {
+	Pane  tmux.PaneID
+	Ended *Task
+}
 
 func (e *NothingRunningError) Error() string {
 	return fmt.Sprintf("nothing running in pane %s", e.Pane)
@@ -34,35 +39,29 @@ func (s *Store) Promote(ctx context.Context, idOrPrefix, session string) (*Promo
 	return s.promote(ctx, id, session)
 }
 
-// PromotePane promotes the qtask task running in pane.
+// PromotePane promotes the qtask task running in pane. With none running
+// it returns *NothingRunningError, naming the task that just ended there
+// if any.
 func (s *Store) PromotePane(ctx context.Context, pane tmux.PaneID, session string) (*PromoteResult, error) {
-	r, err := s.taskInPane(pane)
-	if err != nil {
-		return nil, err
-	}
-	return s.promote(ctx, r.ID, session)
-}
-
-// taskInPane finds the newest task recorded in pane that is still running,
-// or else the newest that ended (so a promote racing the end can say so).
-func (s *Store) taskInPane(pane tmux.PaneID) (*record, error) {
 	recs, _, err := s.loadAll()
 	if err != nil {
 		return nil, err
 	}
-	var found *record
+	var last *record
 	for _, r := range recs {
 		if r.PaneID != string(pane) {
 			continue
 		}
-		if found == nil || r.Running() || !found.Running() {
-			found = r
+		if r = s.reconcile(r); r.Running() {
+			return s.promote(ctx, r.ID, session)
 		}
+		last = r
 	}
-	if found == nil {
-		return nil, &NothingRunningError{Pane: pane}
+	nothing := &NothingRunningError{Pane: pane}
+	if last != nil {
+		nothing.Ended = &last.Task
 	}
-	return found, nil
+	return nil, nothing
 }
 
 func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult, error) {

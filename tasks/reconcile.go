@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,8 +29,8 @@ func (s *Store) reconcile(r *record) *record {
 			return r
 		}
 		why = "the task's wrapper never started"
-	case !wrapperAlive(r.WrapperPID, r.ID):
-		why = fmt.Sprintf("the task's wrapper (pid %d) is gone", r.WrapperPID)
+	case !sameProcess(r.WrapperPID, r.WrapperStart):
+		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)
 	default:
 		return s.orphanedForeground(r)
 	}
@@ -64,28 +63,6 @@ func (s *Store) orphanedForeground(r *record) *record {
 		return r
 	}
 	return updated
-}
-
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// wrapperAlive tells whether pid is still this task's wrapper. Matching the
-// command line, not just the pid, keeps a recycled pid (after a reboot) from
-// passing for a live task.
-func wrapperAlive(pid int, id string) bool {
-	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		if _, perr := os.Stat("/proc/self"); perr != nil {
-			// No procfs: fall back to "some process has that pid".
-			return processAlive(pid)
-		}
-		return false
-	}
-	args := bytes.Split(bytes.TrimSuffix(cmdline, []byte{0}), []byte{0})
-	return len(args) >= 2 && bytes.Equal(args[len(args)-1], []byte(id)) &&
-		bytes.Contains(cmdline, []byte("\x00_exec\x00"))
 }
 
 // killOrphans kills what is left of a lost task's process group, but only

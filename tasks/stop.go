@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // NotRunningError is returned when asked to stop a task that already ended;
@@ -63,16 +65,29 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	if err != nil {
 		return nil, err
 	}
+	if r.Adopted {
+		// A command typed in a shell: the shell itself may be running it (a
+		// loop), each program in its own job, so signal whatever job is in
+		// the foreground now, starting as Ctrl+C would.
+		opts.Signal = syscall.SIGINT
+	}
 	if r.PID != 0 && r.Running() {
-		signalGroup(r.PID, opts.Signal)
+		signalGroup(r.targetGroup(), opts.Signal)
 		if r, err = s.waitFor(ctx, r.ID, opts.Grace, ended); err != nil {
 			return nil, err
 		}
 		if r.Running() {
-			signalGroup(r.PID, syscall.SIGKILL)
+			signalGroup(r.targetGroup(), syscall.SIGKILL)
 			if r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, ended); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if r.Running() && r.Adopted {
+		// The shell carries on with the command line: close its pane,
+		// which holds nothing but this task.
+		if server, err := tmux.ParseServer(r.TmuxServer); err == nil {
+			server.KillPane(context.WithoutCancel(ctx), tmux.PaneID(r.PaneID))
 		}
 	}
 	if r.Running() {
@@ -82,6 +97,17 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		}
 	}
 	return &r.Task, nil
+}
+
+// targetGroup is the process group a stop signals: the command's own group,
+// or for an adopted command the job now in its shell's foreground.
+func (r *record) targetGroup() int {
+	if r.Adopted {
+		if fg, ok := foregroundGroup(r.WrapperPID); ok {
+			return fg
+		}
+	}
+	return r.PID
 }
 
 func signalGroup(pgid int, sig syscall.Signal) {

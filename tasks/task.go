@@ -103,6 +103,16 @@ type record struct {
 	// WrapperPID is the pid of `qtask _exec`, the pane's first process.
 	// Readers use it to tell a live task from one whose wrapper vanished.
 	WrapperPID int `json:"wrapper_pid,omitempty"`
+	// WrapperStart is the wrapper's start time (/proc ticks), so a recycled
+	// pid is never taken for the live wrapper.
+	WrapperStart uint64 `json:"wrapper_start,omitempty"`
+	// Adopted marks a command a human started in an interactive shell and
+	// promoted: its "wrapper" is that shell, which reports the exit code
+	// from its prompt hook.
+	Adopted bool `json:"adopted,omitempty"`
+	// AwaitScrollback holds the capture back until the pane's scrollback
+	// has been written to the output file, so the file reads in order.
+	AwaitScrollback bool `json:"await_scrollback,omitempty"`
 	// TmuxServer is tmux.Server.String() of the server holding the pane.
 	TmuxServer string `json:"tmux_server,omitempty"`
 	// EndMarker is the OSC payload the wrapper prints after the command has
@@ -122,6 +132,14 @@ type record struct {
 	// as a background task.
 	WaiterPID  int        `json:"waiter_pid,omitempty"`
 	PromotedAt *time.Time `json:"promoted_at,omitempty"`
+}
+
+// wrapperName is what the task's supervising process is, for messages.
+func (r *record) wrapperName() string {
+	if r.Adopted {
+		return "shell"
+	}
+	return "wrapper"
 }
 
 // stopOutcome applies a requested stop to how the task ended: an explicit

@@ -90,6 +90,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	pgid := cmd.Process.Pid
 	if _, err := s.update(opts.ID, func(r *record) error {
 		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
+		r.WrapperStart = processStart(os.Getpid())
 		return nil
 	}); err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)

@@ -20,7 +20,8 @@ type PaneInfo struct {
 	Width       int
 	Height      int
 	Dead        bool
-	WindowPanes int // panes in the pane's window
+	Active      bool // the active pane of its window
+	WindowPanes int  // panes in the pane's window
 }
 
 // fieldSep separates format fields; tmux replaces control characters in
@@ -30,12 +31,12 @@ const fieldSep = "\x1f"
 
 var paneFormat = strings.Join([]string{
 	"#{pane_id}", "#{window_id}", "#{session_id}", "#{pane_pid}",
-	"#{pane_width}", "#{pane_height}", "#{window_panes}", "#{pane_dead}", "#{pane_current_path}", "#{session_name}",
+	"#{pane_width}", "#{pane_height}", "#{window_panes}", "#{pane_active}#{pane_dead}", "#{pane_current_path}", "#{session_name}",
 }, fieldSep)
 
 // PaneInfo describes one pane. A missing pane is ErrNotFound.
 func (s Server) PaneInfo(ctx context.Context, pane PaneID) (PaneInfo, error) {
-	out, err := s.run(ctx, "display-message", "-p", "-t", string(pane), paneFormat)
+	out, err := s.displayPane(ctx, pane, paneFormat)
 	if err != nil {
 		return PaneInfo{}, err
 	}
@@ -65,7 +66,7 @@ func parsePaneInfo(line string) (PaneInfo, error) {
 		}
 	}
 	info.PID, info.Width, info.Height, info.WindowPanes = nums[0], nums[1], nums[2], nums[3]
-	info.Dead = f[7] == "1"
+	info.Active, info.Dead = len(f[7]) == 2 && f[7][0] == '1', len(f[7]) == 2 && f[7][1] == '1'
 	info.Path, info.SessionName = f[8], f[9]
 	return info, nil
 }
@@ -144,4 +145,33 @@ func (s Server) AttachArgv(ctx context.Context, pane PaneID) ([]string, error) {
 func (s Server) JoinHere(ctx context.Context, pane, herePane PaneID) error {
 	_, err := s.run(ctx, "join-pane", "-s", string(pane), "-t", string(herePane))
 	return err
+}
+
+// CaptureAndPipe returns the pane's scrollback and screen as plain text and
+// attaches a pipe-pane to argv in the same tmux command list: the server
+// runs both before it reads the pane again, so no output falls between the
+// scrollback and the pipe, and none is in both.
+func (s Server) CaptureAndPipe(ctx context.Context, pane PaneID, argv []string) (string, error) {
+	return s.run(ctx, "capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", string(pane), ";",
+		"pipe-pane", "-t", string(pane), "--", ShellCommand(argv))
+}
+
+// ReplaceWithShell puts a fresh shell (the server's default command) in
+// pane's exact place — same window, size and layout cell, started in dir —
+// and moves pane itself into a new window of the named session. If pane
+// was its window's active pane, the fresh shell becomes the active one.
+func (s Server) ReplaceWithShell(ctx context.Context, info PaneInfo, session, dir, windowName string) (PaneID, error) {
+	fresh, err := s.StartWindow(ctx, WindowSpec{Session: session, Name: windowName, Dir: dir})
+	if err != nil {
+		return "", err
+	}
+	args := []string{"swap-pane", "-s", string(fresh), "-t", string(info.Pane)}
+	if !info.Active {
+		args = append(args, "-d")
+	}
+	if _, err := s.run(ctx, args...); err != nil {
+		s.KillPane(ctx, fresh)
+		return "", err
+	}
+	return fresh, nil
 }

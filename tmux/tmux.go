@@ -60,7 +60,10 @@ func (e *Error) Is(target error) bool {
 	case ErrNoServer:
 		return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to")
 	case ErrNotFound:
-		return strings.Contains(s, "can't find") || strings.Contains(s, "no such")
+		// "no current target": the session exists but is still being
+		// created or destroyed by another client.
+		return strings.Contains(s, "can't find") || strings.Contains(s, "no such") ||
+			strings.Contains(s, "no current target")
 	case ErrDuplicateSession:
 		return strings.Contains(s, "duplicate session")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // WindowSpec describes a window to start for a task.
@@ -24,39 +25,34 @@ type WindowSpec struct {
 // its first, so no placeholder shell is left behind. Concurrent starters that
 // race to create the session retry into the winner's session.
 func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error) {
-	if len(spec.Argv) == 0 {
-		return "", errors.New("tmux: StartWindow needs a program to run")
-	}
-	common := []string{"-d", "-P", "-F", "#{pane_id}", "-n", spec.Name}
-	if spec.Dir != "" {
-		common = append(common, "-c", spec.Dir)
-	}
-	if spec.SessionID != "" {
-		args := append(append([]string{"new-window", "-t", string(spec.SessionID) + ":"}, common...), "--")
-		out, err := s.run(ctx, append(args, spec.Argv...)...)
+	open := func(verb, targetFlag, target string) (PaneID, error) {
+		args := []string{verb, targetFlag, target, "-d", "-P", "-F", "#{pane_id}", "-n", spec.Name}
+		if spec.Dir != "" {
+			args = append(args, "-c", spec.Dir)
+		}
+		if len(spec.Argv) > 0 {
+			args = append(append(args, "--"), spec.Argv...)
+		}
+		out, err := s.run(ctx, args...)
 		if err != nil {
 			return "", err
 		}
 		return ParsePaneID(out)
 	}
+	if spec.SessionID != "" {
+		return open("new-window", "-t", string(spec.SessionID)+":")
+	}
 	var lastErr error
-	for range 4 {
+	for attempt := range 8 {
+		time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 		// "=name:" is the session matched exactly, next free window index.
-		args := append(append([]string{"new-window", "-t", "=" + spec.Session + ":"}, common...), "--")
-		out, err := s.run(ctx, append(args, spec.Argv...)...)
-		if err == nil {
-			return ParsePaneID(out)
+		pane, err := open("new-window", "-t", "="+spec.Session+":")
+		if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoServer) {
+			return pane, err
 		}
-		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoServer) {
-			return "", err
-		}
-		args = append(append([]string{"new-session", "-s", spec.Session}, common...), "--")
-		out, err = s.run(ctx, append(args, spec.Argv...)...)
-		if err == nil {
-			return ParsePaneID(out)
-		}
-		if !errors.Is(err, ErrDuplicateSession) {
-			return "", err
+		pane, err = open("new-session", "-s", spec.Session)
+		if err == nil || !errors.Is(err, ErrDuplicateSession) {
+			return pane, err
 		}
 		lastErr = err
 	}
@@ -77,18 +73,16 @@ func (s Server) KillPane(ctx context.Context, pane PaneID) error {
 	return err
 }
 
-// PaneExists reports whether the pane is still open on this server. A missing
-// server means the pane is gone too.
-func (s Server) PaneExists(ctx context.Context, pane PaneID) (bool, error) {
-	_, err := s.run(ctx, "display-message", "-p", "-t", string(pane), "#{pane_id}")
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoServer):
-		return false, nil
-	default:
-		return false, err
+// displayPane expands format for pane. tmux 3.3a's display-message exits 0
+// with an empty line when the target pane does not exist, so an empty
+// answer is turned into the not-found error tmux did not give.
+func (s Server) displayPane(ctx context.Context, pane PaneID, format string) (string, error) {
+	args := []string{"display-message", "-p", "-t", string(pane), format}
+	out, err := s.run(ctx, args...)
+	if err == nil && out == "" {
+		return "", &Error{Args: append(s.Args(), args...), Stderr: "can't find pane: " + string(pane)}
 	}
+	return out, err
 }
 
 // ShellCommand renders argv as the one string tmux hands to /bin/sh -c (for

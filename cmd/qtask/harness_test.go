@@ -69,14 +69,14 @@ func newHarness(t *testing.T) *harness {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "TMUX", "TMUX_PANE", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
+		case "PATH", "TMUX", "TMUX_PANE", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
 			"QTASK_TASK_ID", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME":
 			continue
 		}
 		h.env = append(h.env, kv)
 	}
 	h.env = append(h.env, "HOME="+home, "QTASK_STATE_DIR="+h.state, "QTASK_CONFIG="+h.config,
-		"QTASK_TMUX_SOCKET="+h.socket)
+		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-S", h.socket, "kill-server").Run()
 		os.RemoveAll(root)
@@ -169,9 +169,12 @@ func (h *harness) output(id string) string {
 	return h.mustQtask("logs", id)
 }
 
-// tmux runs tmux against the harness's private server.
+// tmux runs tmux against the harness's private server, with the
+// harness's environment (so a server it starts gives panes that too).
 func (h *harness) tmux(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-S", h.socket}, args...)...).CombinedOutput()
+	cmd := exec.Command("tmux", append([]string{"-S", h.socket, "-f", "/dev/null"}, args...)...)
+	cmd.Env = h.env
+	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
 )
@@ -64,6 +66,37 @@ func newCmdCapture(deps *Deps) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory")
+	cmd.MarkFlagRequired("state-dir")
+	return cmd
+}
+
+// newCmdPaneDone builds the hidden `qtask _pane-done --status N`, run by the
+// prompt hook of a shell whose command was promoted, once that command ends.
+func newCmdPaneDone(deps *Deps) *cobra.Command {
+	var stateDir string
+	var status int
+	cmd := &cobra.Command{
+		Use:    "_pane-done --status N",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pane, err := tmux.ParsePaneID(deps.Env.TmuxPane)
+			if err != nil {
+				return err
+			}
+			cfg, err := deps.Config()
+			if err != nil {
+				cfg = config.Default() // the task must settle even with a broken config
+			}
+			store, err := tasks.OpenStore(stateDir)
+			if err != nil {
+				return err
+			}
+			return shellhooks.Done(cmd.Context(), store, stateDir, pane, status, os.Stdout, cfg.KeepPromotedPane)
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory")
+	cmd.Flags().IntVar(&status, "status", 0, "exit status of the promoted command")
 	cmd.MarkFlagRequired("state-dir")
 	return cmd
 }

@@ -167,8 +167,10 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		NewCmdAttach(deps, nil),
 		NewCmdConfig(deps),
 		NewCmdVersion(deps),
+		NewCmdInit(deps),
 		newCmdExec(deps),
 		newCmdCapture(deps),
+		newCmdPaneDone(deps),
 	)
 	return root
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/shellhooks"
+)
+
+// NewCmdInit builds `qtask init bash|zsh|fish`.
+func NewCmdInit(deps *Deps) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init bash|zsh|fish",
+		Short: "Print shell hooks that let the promote key send a typed command to the background",
+		Long: `Print the shell hooks for bash, zsh or fish. With them loaded, pressing the
+promote key (or running qtask promote) in a pane where a command you typed is
+running moves that command to the background task list; a fresh shell takes
+its place. Add to your shell's startup file:
+
+  bash (~/.bashrc):                eval "$(qtask init bash)"
+  zsh  (~/.zshrc):                 eval "$(qtask init zsh)"
+  fish (~/.config/fish/config.fish): qtask init fish | source
+
+The hooks cost a single builtin file write per command, start no process
+and print nothing.`,
+		Args:      exactArgs(1),
+		ValidArgs: shellhooks.Shells,
+		RunE: func(_ *cobra.Command, args []string) error {
+			snippet, err := shellhooks.Snippet(args[0], deps.Self, deps.Env.StateDir)
+			if err != nil {
+				return &UsageError{Err: fmt.Errorf("init: %w", err)}
+			}
+			if _, err := deps.Store(); err != nil {
+				return err
+			}
+			if err := shellhooks.Prepare(deps.Env.StateDir); err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(deps.IO.Out, strings.TrimLeft(snippet, "\n"))
+			return err
+		},
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// shellCase is how to start one shell bare (no user rc files), load the
+// hooks, and write a loop in its syntax.
+type shellCase struct {
+	name  string
+	start []string
+	init  string
+	loop  func(n int, exit int) string
+}
+
+var interactiveShells = []shellCase{
+	{"bash", []string{"bash", "--norc", "--noprofile", "-i"}, `eval "$(qtask init bash)"`,
+		func(n, exit int) string {
+			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; sleep 0.1; done; (exit %d)", n, exit)
+		}},
+	{"zsh", []string{"zsh", "-f", "-i"}, `eval "$(qtask init zsh)"`,
+		func(n, exit int) string {
+			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; sleep 0.1; done; (exit %d)", n, exit)
+		}},
+	{"fish", []string{"fish", "--no-config", "-i"}, `qtask init fish | source`,
+		func(n, exit int) string {
+			return fmt.Sprintf("for i in (seq 1 %d); echo line $i; sleep 0.1; end; sh -c 'exit %d'", n, exit)
+		}},
+}
+
+// shellPane starts sh in a new session of the harness's server with the
+// hooks loaded, and returns its pane id.
+func (h *harness) shellPane(sh shellCase) string {
+	h.t.Helper()
+	if _, err := exec.LookPath(sh.start[0]); err != nil {
+		h.t.Fatalf("%s is required for this test (.ci/run installs it)", sh.start[0])
+	}
+	args := append([]string{"new-session", "-d", "-s", sh.name, "-x", "120", "-y", "40", "-c", h.root, "--"}, sh.start...)
+	if _, err := h.tmux(args...); err != nil {
+		h.t.Fatal(err)
+	}
+	pane, _ := h.tmux("display-message", "-p", "-t", "="+sh.name+":", "#{pane_id}")
+	h.typeLine(pane, sh.init+"; echo hooks-ready")
+	eventually(h.t, sh.name+" hooks to load", func() bool {
+		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+		return strings.Contains(screen, "\nhooks-ready")
+	})
+	return pane
+}
+
+func (h *harness) typeLine(pane, line string) {
+	h.t.Helper()
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", line); err != nil {
+		h.t.Fatal(err)
+	}
+	h.tmux("send-keys", "-t", pane, "Enter")
+}
+
+// geometry is where a pane sits in its window.
+func (h *harness) geometry(pane string) string {
+	g, err := h.tmux("display-message", "-p", "-t", pane, "#{window_id} #{pane_index} #{pane_left},#{pane_top} #{pane_width}x#{pane_height}")
+	if err != nil {
+		h.t.Fatalf("pane %s: %v", pane, err)
+	}
+	return g
+}
+
+func TestInteractivePromote(t *testing.T) {
+	for _, sh := range interactiveShells {
+		t.Run(sh.name, func(t *testing.T) {
+			h := newHarness(t)
+			pane := h.shellPane(sh)
+			// A second pane, so the layout is not trivial.
+			h.tmux("split-window", "-d", "-h", "-t", pane)
+			before := h.geometry(pane)
+			layoutBefore, _ := h.tmux("display-message", "-p", "-t", pane, "#{window_visible_layout}")
+			const n = 40
+			h.typeLine(pane, sh.loop(n, 3))
+			eventually(t, "the loop to print line 5", func() bool {
+				screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+				return strings.Contains(screen, "line 5\n")
+			})
+			promotedAt := time.Now()
+			out := h.mustQtask("promote", "--pane", pane)
+			if !strings.HasPrefix(out, "Promoted task ") {
+				t.Fatalf("promote said %q", out)
+			}
+			task := h.lastTask()
+			if task.Command != sh.loop(n, 3) || !task.Background || !task.Running() {
+				t.Fatalf("adopted task: command %q background %v status %s", task.Command, task.Background, task.Status)
+			}
+			if !task.StartedAt.Before(promotedAt.Add(-300 * time.Millisecond)) {
+				t.Fatalf("start time %v should be when the command was typed, not the promote (%v)", task.StartedAt, promotedAt)
+			}
+			// A fresh shell now sits exactly where the command was.
+			fresh, _ := h.tmux("display-message", "-p", "-t", strings.Fields(before)[0]+"."+strings.Fields(before)[1], "#{pane_id}")
+			if fresh == pane {
+				t.Fatalf("the promoted pane is still in the user's window")
+			}
+			if after := h.geometry(fresh); after != before {
+				t.Fatalf("the user's window changed: pane was %q, replacement is %q", before, after)
+			}
+			if layoutAfter, _ := h.tmux("display-message", "-p", "-t", fresh, "#{window_visible_layout}"); stripPaneNumbers(layoutAfter) != stripPaneNumbers(layoutBefore) {
+				t.Fatalf("layout changed: %s → %s", layoutBefore, layoutAfter)
+			}
+			if where, _ := h.tmux("display-message", "-p", "-t", pane, "#{session_name}"); where != "qtask" {
+				t.Fatalf("the promoted pane is in session %q, want qtask", where)
+			}
+			end := h.wait(task.ID)
+			if end.Status != tasks.StatusFailed || end.ExitCode == nil || *end.ExitCode != 3 {
+				t.Fatalf("adopted task ended %s exit %v, want failed with exit 3", end.Status, deref(end.ExitCode))
+			}
+			var want strings.Builder
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(&want, "line %d\n", i)
+			}
+			if got := h.output(task.ID); got != want.String() {
+				t.Fatalf("output of the adopted command:\n%q\nwant lines 1..%d exactly once, in order", got, n)
+			}
+			eventually(t, "the promoted pane to close", func() bool {
+				panes, _ := h.tmux("list-panes", "-a", "-F", "#{pane_id}")
+				return !strings.Contains(panes+"\n", pane+"\n")
+			})
+		})
+	}
+}
+
+// stripPaneNumbers drops the pane ids from a tmux layout string
+// ("b25f,120x40,0,0{60x40,0,0,1,59x40,61,0,2}"), leaving only geometry.
+func stripPaneNumbers(layout string) string {
+	_, body, _ := strings.Cut(layout, ",")
+	var b strings.Builder
+	for _, cell := range strings.FieldsFunc(body, func(r rune) bool { return r == '{' || r == '}' || r == '[' || r == ']' }) {
+		parts := strings.Split(strings.Trim(cell, ","), ",")
+		for i, p := range parts {
+			if i%4 == 3 && !strings.Contains(p, "x") {
+				continue
+			}
+			b.WriteString(p + ",")
+		}
+		b.WriteString("|")
+	}
+	return b.String()
+}
+
+func TestInteractivePromoteIdleAndStop(t *testing.T) {
+	h := newHarness(t)
+	pane := h.shellPane(interactiveShells[0])
+	if r := h.qtask("promote", "--pane", pane); r.code != 1 || !strings.Contains(r.stderr, "nothing running in pane "+pane) {
+		t.Fatalf("promote at an idle prompt: exit %d %q", r.code, r.stderr)
+	}
+	h.typeLine(pane, "while true; do sleep 0.2; done")
+	eventually(t, "the hook to record the command", func() bool {
+		return h.qtask("promote", "--pane", pane).code == 0
+	})
+	task := h.lastTask()
+	out := h.mustQtask("stop", "--grace", "1s", task.ID)
+	if !strings.Contains(out, "cancelled") {
+		t.Fatalf("stop of an adopted loop: %q", out)
+	}
+	if st := h.status(task.ID); st.Status != tasks.StatusCancelled {
+		t.Fatalf("adopted task after stop: %s", st.Status)
+	}
+}
+
+func TestHooksAreSilentAndHarmless(t *testing.T) {
+	for _, sh := range interactiveShells {
+		t.Run(sh.name, func(t *testing.T) {
+			h := newHarness(t)
+			pane := h.shellPane(sh)
+			h.typeLine(pane, "echo probe-one")
+			// Even with the state dir gone, prompts work and print nothing extra.
+			h.typeLine(pane, "chmod 000 "+h.state+"/panes; echo probe-two")
+			h.typeLine(pane, "echo probe-three")
+			eventually(t, "the prompts to come back", func() bool {
+				screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+				return strings.Contains(screen, "\nprobe-three")
+			})
+			screen, _ := h.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+			for _, bad := range []string{"qtask:", "rror", "denied", "No such", "warning"} {
+				lines := strings.Split(screen, "\n")
+				for _, l := range lines {
+					if strings.Contains(l, bad) && !strings.Contains(l, "init") && !strings.Contains(l, "chmod") {
+						t.Fatalf("the hooks printed %q:\n%s", l, screen)
+					}
+				}
+			}
+			exec.Command("chmod", "700", h.state+"/panes").Run()
+		})
+	}
+}

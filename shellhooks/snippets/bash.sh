@@ -1,0 +1,51 @@
+# qtask shell hooks for bash. Load with: eval "$(qtask init bash)"
+# Per command they write one small file with shell builtins (no process is
+# started), so the prompt stays fast, and they print nothing, ever.
+if [[ -n "${TMUX_PANE:-}" && $- == *i* && -z "${__qtask_hooked:-}" ]]; then
+  __qtask_hooked=1
+  __qtask_bin={{.Bin}}
+  __qtask_file={{.State}}/panes/"${TMUX_PANE#%}"
+  __qtask_armed=
+  __qtask_prev_debug=
+  __qtask_preexec() {
+    [[ -n "$__qtask_armed" && -z "${COMP_LINE:-}" ]] || return 0
+    __qtask_armed=
+    if [[ -o history ]]; then
+      { printf '%s h\n' "$$"; HISTTIMEFORMAT= builtin history 1; } 2>/dev/null >|"$__qtask_file"
+    else
+      printf '%s c\n%s\n' "$$" "$BASH_COMMAND" 2>/dev/null >|"$__qtask_file"
+    fi
+    return 0
+  }
+  __qtask_debug() {
+    __qtask_preexec
+    [[ -z "$__qtask_prev_debug" ]] || eval "$__qtask_prev_debug"
+  }
+  __qtask_precmd() {
+    local s=$?
+    if [[ -e "$__qtask_file.promoted" ]]; then
+      "$__qtask_bin" _pane-done --state-dir {{.State}} --status "$s" 2>/dev/null
+    fi
+    : 2>/dev/null >|"$__qtask_file"
+    return $s
+  }
+  __qtask_arm() { __qtask_armed=1; }
+  if [[ -n "${bash_preexec_imported:-}" ]]; then
+    preexec_functions+=(__qtask_preexec)
+    precmd_functions=(__qtask_precmd "${precmd_functions[@]}")
+    __qtask_armed=1
+    __qtask_arm() { :; }
+  else
+    if [[ -n "$(trap -p DEBUG)" ]]; then
+      eval "__qtask_words=( $(trap -p DEBUG) )"
+      __qtask_prev_debug=${__qtask_words[2]}
+      unset __qtask_words
+    fi
+    trap '__qtask_debug' DEBUG
+    if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
+      PROMPT_COMMAND=(__qtask_precmd "${PROMPT_COMMAND[@]}" __qtask_arm)
+    else
+      PROMPT_COMMAND="__qtask_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND};__qtask_arm"
+    fi
+  fi
+fi

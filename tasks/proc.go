@@ -1,0 +1,81 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat is the part of /proc/PID/stat qtask uses.
+type procStat struct {
+	pgrp      int
+	tpgid     int    // foreground process group of the process's terminal
+	startTime uint64 // clock ticks since boot: with the pid, a process's identity
+}
+
+// readProcStat parses /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted from the last ')'.
+func readProcStat(pid int) (procStat, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(string(data))
+}
+
+func parseProcStat(s string) (procStat, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	// After ')': state(3) ppid(4) pgrp(5) session(6) tty_nr(7) tpgid(8) … starttime(22).
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return procStat{}, errors.New("short /proc stat")
+	}
+	var st procStat
+	var err error
+	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return procStat{}, fmt.Errorf("/proc stat pgrp: %w", err)
+	}
+	if st.tpgid, err = strconv.Atoi(f[5]); err != nil {
+		return procStat{}, fmt.Errorf("/proc stat tpgid: %w", err)
+	}
+	if st.startTime, err = strconv.ParseUint(f[19], 10, 64); err != nil {
+		return procStat{}, fmt.Errorf("/proc stat starttime: %w", err)
+	}
+	return st, nil
+}
+
+// processStart is a process's start time, 0 when it cannot be read (no
+// procfs); identity checks then fall back to the pid alone.
+func processStart(pid int) uint64 {
+	st, err := readProcStat(pid)
+	if err != nil {
+		return 0
+	}
+	return st.startTime
+}
+
+// sameProcess tells whether pid still is the process that started at
+// start: a pid recycled after a crash or reboot does not pass.
+func sameProcess(pid int, start uint64) bool {
+	if start != 0 {
+		if st, err := readProcStat(pid); err == nil {
+			return st.startTime == start
+		}
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			return false // procfs works and the pid is gone
+		}
+	}
+	return processAlive(pid)
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
