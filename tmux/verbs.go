@@ -62,8 +62,12 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error
 // PipePane sends everything pane prints from now on to argv's stdin. The pipe
 // is attached before this returns, so output written after it is not lost.
 // Plain pipe-pane (no -o) replaces any existing pipe: -o would toggle it off.
+// In the same call the pane's window gets remain-on-exit off, so the window
+// closes when its task ends even on a server where the user turned it on
+// globally (the option is set on this window only).
 func (s Server) PipePane(ctx context.Context, pane PaneID, argv []string) error {
-	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", ShellCommand(argv))
+	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", ShellCommand(argv), ";",
+		"set-option", "-w", "-t", string(pane), "remain-on-exit", "off")
 	return err
 }
 

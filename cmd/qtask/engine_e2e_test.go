@@ -340,6 +340,8 @@ func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.tmux("new-window", "-d", "-t", "=user:")
+	// A user who keeps dead panes around must not collect qtask's.
+	h.tmux("set-option", "-g", "remain-on-exit", "on")
 	beforeWin, _ := h.tmux("list-windows", "-a", "-F", "#{session_name} #{window_id} #{window_name} #{window_layout}")
 	beforeOpts, _ := h.tmux("show-options", "-g")
 	beforeWOpts, _ := h.tmux("show-options", "-g", "-w")
@@ -355,6 +357,10 @@ func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
 		t.Errorf("no qtask session on the user's server: %v", err)
 	}
 	h.mustQtask("stop", task.ID)
+	eventually(t, "the finished task's window to close despite remain-on-exit", func() bool {
+		dead, _ := h.tmux("list-panes", "-a", "-F", "#{pane_dead}")
+		return !strings.Contains(dead, "1")
+	})
 	if task.Scope != pane {
 		t.Errorf("scope inside tmux = %q, want the caller's pane %q", task.Scope, pane)
 	}
