@@ -57,20 +57,29 @@ func nthLastIndex(b []byte, c byte, n int) int {
 	return -1
 }
 
-// lastLine is the file's last non-empty line, cut to at most max bytes,
-// or "" when it cannot be read.
+// lastLineWindow is how many trailing lines lastLine looks through for one
+// that is not blank.
+const lastLineWindow = 32
+
+// lastLine is the last non-blank line among the file's last lines, cut to
+// at most max bytes, or "" when there is none or it cannot be read.
 func lastLine(path string, max int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	tail, _, err := readTail(f, 2)
+	tail, _, err := readTail(f, lastLineWindow)
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(tail), "\n"), "\n")
-	return cutUTF8(strings.TrimSpace(lines[len(lines)-1]), max)
+	lines := strings.Split(string(tail), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			return cutUTF8(line, max)
+		}
+	}
+	return ""
 }
 
 // cutUTF8 shortens s to at most max bytes without splitting a rune.

@@ -58,7 +58,10 @@ func (e *Error) Is(target error) bool {
 	s := e.Stderr
 	switch target {
 	case ErrNoServer:
-		return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to")
+		// "server exited unexpectedly": the server was shutting down (its
+		// last window closed) as we connected; a new one can be started.
+		return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to") ||
+			strings.Contains(s, "server exited unexpectedly")
 	case ErrNotFound:
 		// "no current target": the session exists but is still being
 		// created or destroyed by another client.

@@ -51,7 +51,7 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error
 			return pane, err
 		}
 		pane, err = open("new-session", "-s", spec.Session)
-		if err == nil || !errors.Is(err, ErrDuplicateSession) {
+		if err == nil || !errors.Is(err, ErrDuplicateSession) && !errors.Is(err, ErrNoServer) {
 			return pane, err
 		}
 		lastErr = err

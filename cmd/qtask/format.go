@@ -10,7 +10,8 @@ import (
 
 // displayCommand renders user text for one terminal cell row: control
 // characters (which could move the cursor or recolour the user's terminal)
-// become visible escapes, newlines become "⏎", and long text ends in "…".
+// become visible escapes, newlines become "⏎", and text longer than width
+// runes is cut there and marked with a trailing "…".
 func displayCommand(s string, width int) string {
 	var b strings.Builder
 	n := 0
@@ -40,7 +41,8 @@ func formatRuntime(d time.Duration) string {
 	case d < time.Second:
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
+		// Truncate, not round: 59.97s must not read "60.0s".
+		return fmt.Sprintf("%.1fs", d.Truncate(100*time.Millisecond).Seconds())
 	case d < time.Hour:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	default:

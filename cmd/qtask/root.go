@@ -149,7 +149,18 @@ their output into clean files, and lets you list, follow, stop and wait for
 them. Outside tmux it uses a private server (tmux -L qtask).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			// A typo must not look like success to a script.
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return usageErrorf("%s", msg)
+		},
 	}
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)

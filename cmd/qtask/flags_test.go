@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func testDeps() (*Deps, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &Deps{IO: IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}, out, errOut
+}
+
+// capturingCmd builds the named subcommand with a runF that records the
+// parsed options (by value) in *got instead of doing any work.
+func capturingCmd(t *testing.T, name string, deps *Deps, got *any) *cobra.Command {
+	switch name {
+	case "run":
+		return NewCmdRun(deps, func(_ context.Context, o *RunOptions) error { *got = *o; return nil })
+	case "logs":
+		return NewCmdLogs(deps, func(_ context.Context, o *LogsOptions) error { *got = *o; return nil })
+	case "stop":
+		return NewCmdStop(deps, func(_ context.Context, o *StopOptions) error {
+			c := *o
+			if len(c.IDs) == 0 {
+				c.IDs = nil
+			}
+			*got = c
+			return nil
+		})
+	case "wait":
+		return NewCmdWait(deps, func(_ context.Context, o *WaitOptions) error { *got = *o; return nil })
+	case "ls":
+		return NewCmdLs(deps, func(_ context.Context, o *LsOptions) error { *got = *o; return nil })
+	case "status":
+		return NewCmdStatus(deps, func(_ context.Context, o *StatusOptions) error { *got = *o; return nil })
+	}
+	t.Fatalf("no capturing constructor for %q", name)
+	return nil
+}
+
+// parseArgs runs `qtask args...` through the real root command, with the
+// subcommand args[0] swapped for one that captures its options.
+func parseArgs(t *testing.T, args ...string) (opts any, err error) {
+	t.Helper()
+	deps, out, errOut := testDeps()
+	root := NewCmdRoot(deps)
+	for _, c := range root.Commands() {
+		if c.Name() == args[0] {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(capturingCmd(t, args[0], deps, &opts))
+	root.SetArgs(args)
+	_, err = root.ExecuteContextC(context.Background())
+	if out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("qtask %s printed during parsing (the caller prints errors once):\nstdout: %s\nstderr: %s",
+			strings.Join(args, " "), out, errOut)
+	}
+	return opts, err
+}
+
+func TestFlagParsing(t *testing.T) {
+	cases := []struct {
+		args []string
+		want any // the options runF receives; nil means a usage error
+	}{
+		// run: flags end at the first word of the command.
+		{[]string{"run", "--bg", "--name", "n", "--", "echo", "a", "b"}, RunOptions{Command: "echo a b", Background: true, Name: "n"}},
+		{[]string{"run", "--bg", "ls", "-la"}, RunOptions{Command: "ls -la", Background: true}},
+		{[]string{"run", "ls", "--bg"}, RunOptions{Command: "ls --bg"}},
+		{[]string{"run", "--bg", "--", "make -j4 2>&1 | tee build.log"}, RunOptions{Command: "make -j4 2>&1 | tee build.log", Background: true}},
+		{[]string{"run", "--bg", "--cwd", "sub", "--json", "--", "grep", "--", "-x"}, RunOptions{Command: "grep -- -x", Background: true, Cwd: "sub", JSON: true}},
+		{[]string{"run", "--bg", "--name=my build", "make"}, RunOptions{Command: "make", Background: true, Name: "my build"}},
+		{[]string{"run", "--bg"}, nil},
+		{[]string{"run", "--bg", "--"}, nil},
+		{[]string{"run", "--bogus", "--", "ls"}, nil},
+		{[]string{"run", "--name"}, nil},
+
+		{[]string{"logs", "abc"}, LogsOptions{ID: "abc", Tail: -1}},
+		{[]string{"logs", "-n", "3", "abc"}, LogsOptions{ID: "abc", Tail: 3}},
+		{[]string{"logs", "--tail", "0", "abc"}, LogsOptions{ID: "abc", Tail: 0}},
+		{[]string{"logs", "--offset", "10", "--limit", "5", "abc"}, LogsOptions{ID: "abc", Offset: 10, Limit: 5, Tail: -1}},
+		{[]string{"logs", "-f", "--tail", "3", "abc"}, LogsOptions{ID: "abc", Tail: 3, Follow: true}},
+		{[]string{"logs", "-f", "--offset", "100", "abc"}, LogsOptions{ID: "abc", Offset: 100, Tail: -1, Follow: true}},
+		{[]string{"logs", "--tail", "3", "--offset", "2", "abc"}, nil},
+		{[]string{"logs", "--tail", "0", "--limit", "5", "abc"}, nil},
+		{[]string{"logs", "-f", "--limit", "5", "abc"}, nil},
+		{[]string{"logs", "--offset", "-1", "abc"}, nil},
+		{[]string{"logs", "--limit", "-1", "abc"}, nil},
+		{[]string{"logs", "--tail", "many", "abc"}, nil},
+		{[]string{"logs"}, nil},
+		{[]string{"logs", "abc", "def"}, nil},
+
+		{[]string{"stop", "abc", "def"}, StopOptions{IDs: []string{"abc", "def"}}},
+		{[]string{"stop", "--all"}, StopOptions{All: true}},
+		{[]string{"stop", "--grace", "5s", "abc"}, StopOptions{IDs: []string{"abc"}, Grace: 5 * time.Second}},
+		{[]string{"stop", "--grace", "0s", "--all"}, StopOptions{All: true}},
+		{[]string{"stop"}, nil},
+		{[]string{"stop", "--all", "abc"}, nil},
+		{[]string{"stop", "--grace", "-1s", "abc"}, nil},
+		{[]string{"stop", "--grace", "soon", "abc"}, nil},
+
+		{[]string{"wait", "abc"}, WaitOptions{IDs: []string{"abc"}}},
+		{[]string{"wait", "abc", "def"}, WaitOptions{IDs: []string{"abc", "def"}}},
+		{[]string{"wait", "--timeout", "30s", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: 30 * time.Second}},
+		{[]string{"wait"}, nil},
+		{[]string{"wait", "--timeout", "30s"}, nil},
+		{[]string{"wait", "--timeout", "-1s", "abc"}, nil},
+
+		{[]string{"ls", "--json", "--status", "failed"}, LsOptions{JSON: true, Status: "failed"}},
+		{[]string{"ls", "extra"}, nil},
+		{[]string{"status", "--json", "abc"}, StatusOptions{ID: "abc", JSON: true}},
+		{[]string{"status"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			got, err := parseArgs(t, c.args...)
+			if c.want == nil {
+				var usage *UsageError
+				if !errors.As(err, &usage) {
+					t.Errorf("qtask %s: error %v (%T), want a usage error (exit 2)", strings.Join(c.args, " "), err, err)
+				}
+				if got != nil {
+					t.Errorf("qtask %s went ahead with %+v despite the usage error", strings.Join(c.args, " "), got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("qtask %s: %v", strings.Join(c.args, " "), err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("qtask %s parsed as %+v, want %+v", strings.Join(c.args, " "), got, c.want)
+			}
+		})
+	}
+}
+
+func TestRootUnknownFlagIsUsageError(t *testing.T) {
+	deps, _, _ := testDeps()
+	root := NewCmdRoot(deps)
+	root.SetArgs([]string{"--bogus"})
+	_, err := root.ExecuteC()
+	var usage *UsageError
+	if !errors.As(err, &usage) {
+		t.Errorf("qtask --bogus: error %v (%T), want a usage error (exit 2)", err, err)
+	}
+}
+
+func TestRootUnknownCommandIsUsageError(t *testing.T) {
+	for _, args := range [][]string{{"frobnicate"}, {"stpo", "abc"}} {
+		deps, _, _ := testDeps()
+		root := NewCmdRoot(deps)
+		root.SetArgs(args)
+		_, err := root.ExecuteC()
+		var usage *UsageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("qtask %s: error %v, want a usage error (exit 2) naming %q: a typo must not pass for success",
+				strings.Join(args, " "), err, args[0])
+		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	usage := &UsageError{Err: errors.New("stop: give task ids or --all, not both or neither")}
+	cases := []struct {
+		name   string
+		err    error
+		code   int
+		stderr string
+	}{
+		{"success", nil, 0, ""},
+		{"usage error", usage, 2,
+			"qtask: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
+		{"wrapped usage error", fmt.Errorf("--status: %w", usage), 2,
+			"qtask: --status: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
+		{"exit error is silent", &ExitError{Code: 7}, 7, ""},
+		{"timeout", &ExitError{Code: exitTimeout}, 124, ""},
+		{"wrapped exit error", fmt.Errorf("wait: %w", &ExitError{Code: 3}), 3, ""},
+		{"other error", errors.New(`no task with id "zz"`), 1, "qtask: no task with id \"zz\"\n"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		if got := exitCode(c.err, &stderr); got != c.code || stderr.String() != c.stderr {
+			t.Errorf("%s: qtask exits %d printing %q, want %d printing %q", c.name, got, stderr.String(), c.code, c.stderr)
+		}
+	}
+}

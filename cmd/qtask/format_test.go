@@ -1,0 +1,145 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+func TestDisplayCommand(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		width int
+		want  string
+	}{
+		{"plain", "npm run dev", 72, "npm run dev"},
+		{"empty", "", 72, ""},
+		{"unicode passes", "héllo 日本語 😀", 72, "héllo 日本語 😀"},
+		{"newline", "make &&\nmake install", 72, "make &&⏎make install"},
+		{"trailing newline", "echo hi\n", 72, "echo hi⏎"},
+		{"tab becomes a space", "a\tb", 72, "a b"},
+		{"escape sequence", "\x1b[31mred\x1b[0m", 72, `\u001b[31mred\u001b[0m`},
+		{"clear screen", "\x1b[2J\x1b[H", 72, `\u001b[2J\u001b[H`},
+		{"OSC title", "\x1b]0;pwned\a", 72, `\u001b]0;pwned\u0007`},
+		{"carriage return", "safe\rEVIL", 72, `safe\u000dEVIL`},
+		{"backspace", "ab\bc", 72, `ab\u0008c`},
+		{"NUL", "a\x00b", 72, `a\u0000b`},
+		{"DEL", "a\x7fb", 72, `a\u007fb`},
+		{"C1 CSI", "a\u009b31mb", 72, `a\u009b31mb`},
+		{"bidi override", "ls \u202egnp.exe", 72, `ls \u202egnp.exe`},
+		{"bidi isolate", "a\u2066b\u2069", 72, `a\u2066b\u2069`},
+		{"right-to-left mark", "a\u200fb", 72, `a\u200fb`},
+		{"invalid UTF-8", "a\xffb", 72, `a\ufffdb`},
+		{"exactly width", "abcde", 5, "abcde"},
+		{"one over width", "abcdef", 5, "abcde…"},
+		{"long", strings.Repeat("x", 100), 10, strings.Repeat("x", 10) + "…"},
+		{"width counts runes, not bytes", "日本語テキスト", 3, "日本語…"},
+		{"escape counts as one character", "\x1b\x1b\x1b\x1b", 2, `\u001b\u001b…`},
+		{"newline counts as one character", "a\nb\nc", 3, "a⏎b…"},
+		{"zero width", "abc", 0, "…"},
+		{"zero width, empty", "", 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := displayCommand(c.in, c.width)
+			if got != c.want {
+				t.Errorf("qtask ls shows %q as %q, want %q", c.in, got, c.want)
+			}
+			checkTerminalSafe(t, c.in, got)
+		})
+	}
+}
+
+// checkTerminalSafe fails if out could move the cursor, recolour the terminal
+// or reorder the text around it.
+func checkTerminalSafe(t *testing.T, in, out string) {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Errorf("displayCommand(%q) = %q is not valid UTF-8", in, out)
+	}
+	for _, r := range out {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			t.Errorf("displayCommand(%q) = %q lets %U through to the terminal", in, out, r)
+		}
+	}
+}
+
+func FuzzDisplayCommand(f *testing.F) {
+	f.Add("\x1b[31mred\n\u202e", 10)
+	f.Add("plain", 72)
+	f.Fuzz(func(t *testing.T, in string, width int) {
+		if width < 0 || width > 1000 {
+			return
+		}
+		out := displayCommand(in, width)
+		checkTerminalSafe(t, in, out)
+		truncated := utf8.RuneCountInString(in) > width
+		if truncated != strings.HasSuffix(out, "…") && !strings.HasSuffix(in, "…") {
+			t.Errorf("displayCommand(%q, %d) = %q: ellipsis does not match truncation", in, width, out)
+		}
+	})
+}
+
+func TestFormatRuntime(t *testing.T) {
+	cases := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0ms"},
+		{time.Millisecond, "1ms"},
+		{850 * time.Millisecond, "850ms"},
+		{999 * time.Millisecond, "999ms"},
+		{time.Second - time.Microsecond, "999ms"},
+		{time.Second, "1.0s"},
+		{4200 * time.Millisecond, "4.2s"},
+		{59900 * time.Millisecond, "59.9s"},
+		{59970 * time.Millisecond, "59.9s"},
+		{time.Minute, "1m00s"},
+		{time.Minute + 500*time.Millisecond, "1m00s"},
+		{3*time.Minute + 7*time.Second, "3m07s"},
+		{59*time.Minute + 59*time.Second, "59m59s"},
+		{time.Hour - time.Millisecond, "59m59s"},
+		{time.Hour, "1h00m"},
+		{2*time.Hour + 5*time.Minute + 59*time.Second, "2h05m"},
+		{25 * time.Hour, "25h00m"},
+		{100*time.Hour + 30*time.Minute, "100h30m"},
+	}
+	for _, c := range cases {
+		if got := formatRuntime(c.d); got != c.want {
+			t.Errorf("a task that ran %v shows runtime %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+func TestWaitExitCode(t *testing.T) {
+	code := func(n int) *int { return &n }
+	task := func(st tasks.Status, c *int) *tasks.Task { return &tasks.Task{ID: "abcd0001", Status: st, ExitCode: c} }
+	completed := task(tasks.StatusCompleted, code(0))
+	cases := []struct {
+		name string
+		list []*tasks.Task
+		want int
+	}{
+		{"one completed", []*tasks.Task{completed}, 0},
+		{"one failed with exit 3", []*tasks.Task{task(tasks.StatusFailed, code(3))}, 3},
+		{"one killed by SIGKILL", []*tasks.Task{task(tasks.StatusFailed, code(137))}, 137},
+		{"one cancelled", []*tasks.Task{task(tasks.StatusCancelled, code(143))}, 143},
+		{"one lost, no exit code", []*tasks.Task{task(tasks.StatusFailed, nil)}, 1},
+		{"one cancelled before it had a pid", []*tasks.Task{task(tasks.StatusCancelled, nil)}, 1},
+		{"several, all completed", []*tasks.Task{completed, completed, completed}, 0},
+		{"several, one failed", []*tasks.Task{completed, task(tasks.StatusFailed, code(3))}, 1},
+		{"several, one cancelled", []*tasks.Task{task(tasks.StatusCancelled, code(143)), completed}, 1},
+		{"several, one lost", []*tasks.Task{completed, task(tasks.StatusFailed, nil)}, 1},
+		{"several failed with the same code", []*tasks.Task{task(tasks.StatusFailed, code(3)), task(tasks.StatusFailed, code(3))}, 1},
+	}
+	for _, c := range cases {
+		if got := waitExitCode(c.list); got != c.want {
+			t.Errorf("%s: qtask wait exits %d, want %d", c.name, got, c.want)
+		}
+	}
+}
