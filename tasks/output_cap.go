@@ -72,9 +72,15 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 	return c, nil
 }
 
-// capOpenAppend opens path for appending without following a symlink.
+// capOpen opens path without following a symlink, and without blocking
+// should it be a FIFO (which OpenCapped then refuses).
+func capOpen(path string, flag int) (*os.File, error) {
+	return os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}
+
+// capOpenAppend opens path for appending.
 func capOpenAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := capOpen(path, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return nil, fmt.Errorf("open output %s: %w", path, err)
 	}
@@ -84,7 +90,7 @@ func capOpenAppend(path string) (*os.File, error) {
 // capReadHeader returns the dropped count and length of the header the
 // file at path starts with; zeros if it has none.
 func capReadHeader(path string) (dropped, length int64, err error) {
-	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	r, err := capOpen(path, os.O_RDONLY)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read output header %s: %w", path, err)
 	}
@@ -159,7 +165,7 @@ func (c *CappedFile) rotate(p []byte) error {
 	keep := c.max / 2
 	cut := src.total() - keep
 	if cut-1 < src.n {
-		r, err := os.OpenFile(c.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		r, err := capOpen(c.path, os.O_RDONLY)
 		if err != nil {
 			return fmt.Errorf("rotate output %s: %w", c.path, err)
 		}

@@ -195,7 +195,7 @@ func TestCappedHeaderParse(t *testing.T) {
 		in            string
 		dropped, hlen int64
 	}{
-		{"[qtask: output capped at 100 bytes; 42 earlier bytes dropped]\nrest", 42, 63},
+		{"[qtask: output capped at 100 bytes; 42 earlier bytes dropped]\nrest", 42, int64(len("[qtask: output capped at 100 bytes; 42 earlier bytes dropped]\n"))},
 		{"[qtask: output capped at 100 bytes; 42 earlier bytes dropped]", 0, 0},
 		{"[qtask: output capped at 100 bytes; -4 earlier bytes dropped]\n", 0, 0},
 		{"[qtask: output capped at 100 bytes; +4 earlier bytes dropped]\n", 0, 0},
@@ -274,4 +274,24 @@ func TestCappedMemoryBounded(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Size() > maxBytes/2+100 {
 		t.Errorf("file is %d bytes after rotation", fi.Size())
 	}
+}
+
+// FuzzCappedFile writes data in pieces of fuzzed sizes under a fuzzed cap
+// and checks the file against the stream after every write.
+func FuzzCappedFile(f *testing.F) {
+	f.Add([]byte("line one\nline two\nthree\n"), uint16(10), uint64(7))
+	f.Add(bytes.Repeat([]byte("é\n€"), 50), uint16(9), uint64(3))
+	f.Add([]byte(strings.Repeat("x", 300)), uint16(2), uint64(1))
+	f.Fuzz(func(t *testing.T, data []byte, maxBytes uint16, sizes uint64) {
+		limit := int64(maxBytes%512) + 2
+		path := newOutputFile(t, "")
+		c := openCapped(t, path, limit)
+		for written := 0; written < len(data); {
+			n := min(len(data)-written, int(sizes%97))
+			sizes = sizes/3 + uint64(n)*31 + 1
+			mustWrite(t, c, string(data[written:written+n]))
+			written += n
+			checkCapped(t, path, limit, string(data[:written]))
+		}
+	})
 }

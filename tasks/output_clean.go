@@ -112,6 +112,7 @@ type Cleaner struct {
 	out  []byte // finished output not yet written to w
 	line []byte // the pending line: valid UTF-8, at most lineMax bytes
 	// lineMax is cleanMaxLine; a field so tests can reach the limit cheaply.
+	// It must be at least utf8.UTFMax, so that any rune fits.
 	lineMax int
 	// lineFlushed reports that part of the current line already went out,
 	// so a redraw must start a new line rather than take it back.
@@ -123,7 +124,7 @@ type Cleaner struct {
 	// Binary detection in text mode.
 	score   int   // see cleanInvalidWeight
 	mark    int   // length of line when the score last left zero
-	suspect int64 // input bytes since the score last left zero
+	suspect int64 // input bytes since then (or since the last newline)
 
 	// Binary mode.
 	binary   bool
@@ -203,9 +204,10 @@ func (c *Cleaner) Close() error {
 	if c.err != nil {
 		return c.err
 	}
-	// An incomplete rune at the end is invalid; leaving binary mode can
-	// leave one behind (but can never re-enter binary mode: the text it
-	// replays is valid), so this loop runs at most twice.
+	// An unfinished rune at the end is invalid, which may tip the stream
+	// into binary mode. Leaving binary mode can leave another unfinished
+	// rune behind, but the text it replays is valid and resets the score,
+	// so this loop ends after at most two rounds.
 	for {
 		c.dropCarry()
 		if !c.binary {
@@ -215,6 +217,11 @@ func (c *Cleaner) Close() error {
 	}
 	c.crPending = false
 	c.esc = cleanGround
+	if !c.lineFlushed && len(bytes.TrimSpace(c.line)) == 0 {
+		// Blanks left at the very end carry nothing: typically a shell's
+		// prompt redraw (zsh's PROMPT_SP) after an adopted command.
+		c.line = c.line[:0]
+	}
 	c.endLine()
 	c.flushOut()
 	return c.err
@@ -546,6 +553,8 @@ func (c *Cleaner) resolveCR() {
 func (c *Cleaner) backspace() {
 	_, size := utf8.DecodeLastRune(c.line)
 	c.line = c.line[:len(c.line)-size]
+	// Keep mark on a rune boundary within the line.
+	c.mark = min(c.mark, len(c.line))
 }
 
 // appendLine adds valid UTF-8 to the pending line, writing the held part
@@ -570,7 +579,9 @@ func (c *Cleaner) newline() {
 	c.emit(cleanNewline)
 	c.line = c.line[:0]
 	c.lineFlushed = false
-	c.lineWritten()
+	// What is out cannot be suppressed any more: restart the bookkeeping.
+	c.mark = 0
+	c.suspect = 0
 }
 
 // endLine ends the current line if anything of it exists.
@@ -588,14 +599,10 @@ func (c *Cleaner) partialFlush() {
 	c.emit(c.line)
 	c.line = c.line[:0]
 	c.lineFlushed = true
-	c.lineWritten()
-}
-
-// lineWritten restarts the binary bookkeeping after pending text was
-// written: what is out cannot be suppressed any more.
-func (c *Cleaner) lineWritten() {
+	// Nothing written can be taken back. (The suspect count goes on: this
+	// can happen in the middle of a piece of text, and the count must not
+	// depend on how the input was split.)
 	c.mark = 0
-	c.suspect = 0
 }
 
 // enterBinary switches to binary mode; extra counts the triggering bytes
@@ -607,9 +614,7 @@ func (c *Cleaner) enterBinary(extra int64) {
 	c.skipped = extra + int64(len(c.carry))
 	if c.score > 0 {
 		c.skipped += c.suspect
-		if c.mark < len(c.line) {
-			c.line = c.line[:c.mark]
-		}
+		c.line = c.line[:c.mark]
 	}
 	c.carry = c.carry[:0]
 	c.crPending = false

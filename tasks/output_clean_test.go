@@ -46,6 +46,8 @@ var cleanerCases = []struct {
 	{"progress bar", "\r 10%\r 20%\r100%\n", "100%\n"},
 	{"redraw keeps last", "downloading 1/3\rdownloading 2/3\rdone           \n", "done           \n"},
 	{"trailing cr at end", "foo\r", "foo\n"},
+	{"blank tail dropped at end", "out\n \r \t", "out\n"},
+	{"zsh prompt_sp residue", "line 40\r\n\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m         \r \r", "line 40\n"},
 	{"redraw after escape", "50%\r\x1b[2K60%\n", "60%\n"},
 	{"cr escape lf", "ok\r\x1b[K\n", "ok\n"},
 	{"sgr colours", "\x1b[31mred\x1b[0m \x1b[1;38;5;200mbold\x1b[m\n", "red bold\n"},
