@@ -110,8 +110,19 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		s.settle(id, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, fmt.Errorf("start task window: %w", err)
 	}
-	r.PaneID = string(pane)
-	return &r.Task, nil
+	// Record the pane now: the wrapper does too, but a command issued right
+	// after `run --bg` returns (attach, promote --pane) must find it.
+	updated, err := s.update(id, func(cur *record) error {
+		if cur.PaneID != "" {
+			return errSkip
+		}
+		cur.PaneID = string(pane)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &updated.Task, nil
 }
 
 // resolveStart checks the request before anything is created and returns

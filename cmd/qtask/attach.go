@@ -50,8 +50,11 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	if err != nil {
 		return err
 	}
-	if !t.Running() || t.PaneID == "" {
+	if !t.Running() {
 		return &tasks.NotRunningError{Task: t}
+	}
+	if t.PaneID == "" {
+		return fmt.Errorf("task %s has no tmux pane yet; try again in a moment", t.ID)
 	}
 	server, err := store.ServerOf(t)
 	if err != nil {

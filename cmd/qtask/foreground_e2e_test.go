@@ -255,8 +255,10 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 	if where != "user" || active != userPane {
 		t.Fatalf("foreground window should open unselected in the caller's session: in %q, active pane %s", where, active)
 	}
-	// What the promote key binding runs.
-	h.mustQtask("promote", "--pane", task.PaneID)
+	// Exactly what the README's key binding runs, run by tmux itself.
+	if out, err := h.tmux("run-shell", "-t", task.PaneID, "qtask promote --pane #{pane_id}"); err != nil {
+		t.Fatalf("the promote binding's command failed: %v %s", err, out)
+	}
 	if code := fg.wait(t); code != exitPromoted {
 		t.Fatalf("caller exited %d after promote", code)
 	}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// attachClient attaches a real tmux client to session on the harness's
+// server: it runs inside a pane of a second, throwaway server, which gives
+// it the terminal a client needs.
+func (h *harness) attachClient(session string) {
+	h.t.Helper()
+	outer := filepath.Join(h.root, "outer.sock")
+	cmd := exec.Command("tmux", "-S", outer, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40",
+		"--", "env", "-u", "TMUX", "tmux", "-S", h.socket, "attach-session", "-t", "="+session)
+	cmd.Env = h.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		h.t.Fatalf("start outer tmux: %v %s", err, out)
+	}
+	h.t.Cleanup(func() { exec.Command("tmux", "-S", outer, "kill-server").Run() })
+	eventually(h.t, "a client to attach", func() bool {
+		clients, _ := h.tmux("list-clients")
+		return clients != ""
+	})
+}
+
+func TestAttachSwitchesClientToTask(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
+		t.Fatal(err)
+	}
+	h.attachClient("user")
+	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	task := h.start("sleep 30")
+	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
+	if r := h.qtaskIn(h.root, env, "fg", task.ID); r.code != 0 {
+		t.Fatalf("qtask fg inside tmux: exit %d %s", r.code, r.stderr)
+	}
+	if shown, _ := h.tmux("list-clients", "-F", "#{pane_id}"); shown != task.PaneID {
+		t.Fatalf("the client shows pane %q after qtask fg, want the task's %s", shown, task.PaneID)
+	}
+
+	here := h.start("sleep 30")
+	if r := h.qtaskIn(h.root, env, "attach", "--here", here.ID); r.code != 0 {
+		t.Fatalf("attach --here: exit %d %s", r.code, r.stderr)
+	}
+	win, _ := h.tmux("display-message", "-p", "-t", here.PaneID, "#{window_id}")
+	userWin, _ := h.tmux("display-message", "-p", "-t", userPane, "#{window_id}")
+	if win != userWin {
+		t.Fatalf("attach --here should join the task's pane into the caller's window %s, it is in %s", userWin, win)
+	}
+	h.mustQtask("stop", task.ID, here.ID)
+	if r := h.qtaskIn(h.root, env, "attach", task.ID); r.code != 1 || !strings.Contains(r.stderr, "not running") {
+		t.Fatalf("attach to a finished task: exit %d %q", r.code, r.stderr)
+	}
+}
