@@ -42,11 +42,7 @@ tmux, attach this terminal to the task's server showing it.`,
 }
 
 func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
-	store, err := deps.Store()
-	if err != nil {
-		return err
-	}
-	t, err := store.Get(opts.ID)
+	store, t, err := deps.Task(opts.ID)
 	if err != nil {
 		return err
 	}

@@ -51,11 +51,7 @@ arrives and exits when the task ends.`,
 }
 
 func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
-	store, err := deps.Store()
-	if err != nil {
-		return err
-	}
-	t, err := store.Get(opts.ID)
+	store, t, err := deps.Task(opts.ID)
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,7 @@ current pane ($TMUX_PANE). For a tmux key binding:
 }
 
 func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
-	cfg, err := deps.Config()
-	if err != nil {
-		return err
-	}
-	store, err := deps.Store()
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}

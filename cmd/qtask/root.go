@@ -54,6 +54,27 @@ func (d *Deps) Config() (config.Config, error) {
 // Store opens the state directory.
 func (d *Deps) Store() (*tasks.Store, error) { return tasks.OpenStore(d.Env.StateDir) }
 
+// Task opens the store and resolves id (or a unique prefix) to its task.
+func (d *Deps) Task(id string) (*tasks.Store, *tasks.Task, error) {
+	store, err := d.Store()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := store.Get(id)
+	return store, t, err
+}
+
+// ConfigAndStore loads the config and opens the store, for commands that
+// act on tasks with configured settings.
+func (d *Deps) ConfigAndStore() (config.Config, *tasks.Store, error) {
+	cfg, err := d.Config()
+	if err != nil {
+		return cfg, nil, err
+	}
+	store, err := d.Store()
+	return cfg, store, err
+}
+
 // Server is the tmux server qtask works on, by DESIGN.md's selection rule.
 func (d *Deps) Server() tmux.Server {
 	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX())

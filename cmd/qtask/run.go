@@ -95,11 +95,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := deps.Config()
-	if err != nil {
-		return err
-	}
-	store, err := deps.Store()
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}

@@ -37,11 +37,7 @@ func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) 
 }
 
 func runStatus(deps *Deps, opts *StatusOptions) error {
-	store, err := deps.Store()
-	if err != nil {
-		return err
-	}
-	t, err := store.Get(opts.ID)
+	store, t, err := deps.Task(opts.ID)
 	if err != nil {
 		return err
 	}
