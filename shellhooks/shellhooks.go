@@ -134,18 +134,24 @@ func parse(data string) (Foreground, bool) {
 	return Foreground{ShellPID: pid, Command: cmd}, true
 }
 
-// stripHistoryNumber removes bash's "  123* " prefix from `history 1`.
+// stripHistoryNumber removes the prefix bash's `history 1` puts before the
+// command: the entry number, then '*' (entry edited) or ' ', then ' '.
 func stripHistoryNumber(line string) string {
 	s := strings.TrimLeft(line, " ")
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i == 0 {
+	rest := s[i:]
+	switch {
+	case i == 0:
+		return line
+	case rest == "":
+		return ""
+	case rest[0] != '*' && rest[0] != ' ':
 		return line
 	}
-	s = strings.TrimPrefix(s[i:], "*")
-	return strings.TrimPrefix(s, "  ")
+	return strings.TrimPrefix(rest[1:], " ")
 }
 
 // promotedFile marks a pane whose command was adopted; it holds the task
@@ -199,14 +205,31 @@ func Promote(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tas
 	if !ok {
 		return nil, &tasks.NothingRunningError{Pane: opts.Pane}
 	}
+	running := func() bool {
+		now, ok, err := Read(dir, opts.Pane)
+		return err == nil && ok && now.ShellPID == fg.ShellPID && now.StartedAt.Equal(fg.StartedAt)
+	}
 	t, err := store.Adopt(ctx, tasks.AdoptOptions{
 		Server: opts.Server, Pane: opts.Pane, ShellPID: fg.ShellPID, Command: fg.Command,
 		StartedAt: fg.StartedAt, Scope: opts.Scope, Session: opts.Session, Self: opts.Self,
 		OutputMaxBytes: opts.OutputMaxBytes,
 		Claim:          func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
+		Running:        running,
 	})
 	if t == nil {
 		os.Remove(promotedFile(dir, opts.Pane))
+		return nil, err
+	}
+	if !running() {
+		// Ended during the promote. If its prompt hook ran before the pane
+		// was claimed, the claim is still there and nobody else will settle it.
+		if _, serr := os.Stat(promotedFile(dir, opts.Pane)); serr == nil {
+			os.Remove(promotedFile(dir, opts.Pane))
+			if serr := store.SettleUnseen(t.ID); err == nil {
+				err = serr
+			}
+		}
+		t, _ = store.Get(t.ID)
 	}
 	return t, err
 }

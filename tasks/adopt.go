@@ -27,6 +27,10 @@ type AdoptOptions struct {
 	// the shell hooks use it to mark the pane, so the prompt hook that
 	// follows the command's end reports to this task.
 	Claim func(id string) error
+	// Running tells, per the shell hooks, whether the command line still
+	// runs. (The terminal's foreground group cannot: while the shell itself
+	// runs part of the line, a loop say, the shell is in the foreground.)
+	Running func() bool
 }
 
 // Adopt turns the command running in the foreground of an interactive pane
@@ -40,9 +44,13 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	fg, ok := foregroundGroup(opts.ShellPID)
-	if info.PID != opts.ShellPID || !ok {
+	if info.PID != opts.ShellPID {
+		// The hooks' record is from another shell (or server) than this pane's.
 		return nil, &NothingRunningError{Pane: opts.Pane}
+	}
+	fg, ok := foregroundGroup(opts.ShellPID)
+	if !ok {
+		fg = opts.ShellPID // the shell itself is running the line right now
 	}
 	id, err := s.reserveID()
 	if err != nil {
@@ -88,8 +96,9 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if werr != nil {
 		return &r.Task, werr
 	}
-	if _, still := foregroundGroup(opts.ShellPID); !still {
-		// It ended while we were adopting it: the prompt hook settles it;
+	if opts.Running != nil && !opts.Running() {
+		// It ended while we were adopting it: its prompt hook settles it
+		// (or the caller, if the hook ran before the pane was claimed);
 		// nothing is moved.
 		return &r.Task, nil
 	}
@@ -110,10 +119,7 @@ func foregroundGroup(shellPID int) (int, bool) {
 }
 
 // commandOutput keeps what the pane showed after the command line was
-// typed, without the trailing blank screen rows capture-pane includes. The
-// command line is found from the bottom up: a line holding the start of
-// the command, continued (a shell may wrap or echo it over several rows)
-// until all of the command has been seen.
+// typed, without the trailing blank screen rows capture-pane includes.
 func commandOutput(scrollback, command string) string {
 	lines := strings.Split(scrollback, "\n")
 	for i := range lines {
@@ -131,31 +137,70 @@ func commandOutput(scrollback, command string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// commandLineEnd is the index of the last row of the last echo of command
-// in lines, or -1.
+// maxEchoRows bounds how many rows one echoed command line may span.
+const maxEchoRows = 64
+
+// commandLineEnd is the index of the row where the last echo of command
+// ends, or -1. Rows are compared without blanks, so wrapping anywhere (by
+// tmux or by the shell's line editor) does not matter. An echo starts at
+// the end of a row (after the prompt) and must end exactly at the end of a
+// row — output that merely mentions the command ("make -C lib" after
+// "make") is not an echo — and rows after the first may begin with a
+// continuation prompt ("> ", "for> ").
 func commandLineEnd(lines []string, command string) int {
-	want := strings.Join(strings.Fields(command), "")
+	want := squeeze(command)
 	if want == "" {
 		return -1
 	}
-	head := want[:min(len(want), 16)]
 	for i := len(lines) - 1; i >= 0; i-- {
-		seen := strings.Join(strings.Fields(lines[i]), "")
-		at := strings.Index(seen, head)
-		if at < 0 {
-			continue
-		}
-		seen = seen[at:]
-		for j := i; j < len(lines) && j-i < 64; j++ {
-			if j > i {
-				seen += strings.Join(strings.Fields(lines[j]), "")
+		row := squeeze(stripRightPrompt(lines[i]))
+		for k := range row {
+			seen := row[k:]
+			if !strings.HasPrefix(want, seen) {
+				continue
 			}
-			if strings.HasPrefix(seen, want) {
-				return j
+			for j := i; ; {
+				if seen == want {
+					return j
+				}
+				if j++; j >= len(lines) || j-i >= maxEchoRows {
+					break
+				}
+				seen += squeeze(stripRightPrompt(stripContinuationPrompt(lines[j])))
+				if !strings.HasPrefix(want, seen) {
+					break
+				}
 			}
 		}
 	}
 	return -1
+}
+
+// rightPromptGap is the run of spaces that separates a right-hand prompt
+// (zsh's RPROMPT, "[10:32]") from the command line on the same row.
+const rightPromptGap = "    "
+
+// stripRightPrompt removes a short right-hand prompt after a wide gap.
+func stripRightPrompt(row string) string {
+	if i := strings.LastIndex(row, rightPromptGap); i > 0 && len(row)-i <= 48 {
+		if tail := strings.TrimSpace(row[i:]); tail != "" && !strings.Contains(tail, " ") {
+			return row[:i]
+		}
+	}
+	return row
+}
+
+// squeeze drops all blanks.
+func squeeze(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// stripContinuationPrompt removes a PS2-style prompt ("> ", "for> ",
+// "quote> ") from the start of a row.
+func stripContinuationPrompt(row string) string {
+	word, rest, ok := strings.Cut(row, " ")
+	if ok && strings.HasSuffix(word, ">") && !strings.ContainsAny(word[:len(word)-1], "<>|&;") {
+		return rest
+	}
+	return row
 }
 
 func appendFile(path, text string) error {
@@ -167,6 +212,15 @@ func appendFile(path, text string) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// SettleUnseen settles an adopted task whose command ended while it was
+// being adopted, before its pane was claimed, so no prompt hook will ever
+// report its exit status.
+func (s *Store) SettleUnseen(id string) error {
+	_, _, err := s.settle(id, outcome{status: StatusFailed,
+		reason: "lost: the command ended while it was being promoted; its exit status was not seen"})
 	return err
 }
 

@@ -342,7 +342,10 @@ func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
 	h.tmux("new-window", "-d", "-t", "=user:")
 	// A user who keeps dead panes around must not collect qtask's.
 	h.tmux("set-option", "-g", "remain-on-exit", "on")
-	beforeWin, _ := h.tmux("list-windows", "-a", "-F", "#{session_name} #{window_id} #{window_name} #{window_layout}")
+	// Names are left out: tmux's automatic-rename changes a new window's
+	// name by itself once its shell starts.
+	const windowFormat = "#{session_name} #{window_id} #{window_active} #{window_layout}"
+	beforeWin, _ := h.tmux("list-windows", "-a", "-F", windowFormat)
 	beforeOpts, _ := h.tmux("show-options", "-g")
 	beforeWOpts, _ := h.tmux("show-options", "-g", "-w")
 	pane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
@@ -364,7 +367,7 @@ func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
 	if task.Scope != pane {
 		t.Errorf("scope inside tmux = %q, want the caller's pane %q", task.Scope, pane)
 	}
-	afterWin, _ := h.tmux("list-windows", "-t", "=user:", "-F", "#{session_name} #{window_id} #{window_name} #{window_layout}")
+	afterWin, _ := h.tmux("list-windows", "-t", "=user:", "-F", windowFormat)
 	if afterWin != beforeWin {
 		t.Errorf("user's windows changed:\nbefore %s\nafter  %s", beforeWin, afterWin)
 	}

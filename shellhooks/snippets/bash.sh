@@ -10,9 +10,14 @@ if [[ -n "${TMUX_PANE:-}" && $- == *i* && -z "${__qtask_hooked:-}" ]]; then
   __qtask_preexec() {
     [[ -n "$__qtask_armed" && -z "${COMP_LINE:-}" ]] || return 0
     __qtask_armed=
-    if [[ -o history ]]; then
+    if [[ -n "${1:-}" ]]; then
+      # bash-preexec hands over the command line.
+      printf '%s c\n%s\n' "$$" "$1" 2>/dev/null >|"$__qtask_file"
+    elif [[ -o history && "$HISTCMD" == "$__qtask_hist" ]]; then
+      # Saved to history as the entry the prompt expected: the whole line.
       { printf '%s h\n' "$$"; HISTTIMEFORMAT= builtin history 1; } 2>/dev/null >|"$__qtask_file"
     else
+      # Not in history (ignorespace, HISTIGNORE, history off).
       printf '%s c\n%s\n' "$$" "$BASH_COMMAND" 2>/dev/null >|"$__qtask_file"
     fi
     return 0
@@ -29,12 +34,18 @@ if [[ -n "${TMUX_PANE:-}" && $- == *i* && -z "${__qtask_hooked:-}" ]]; then
     : 2>/dev/null >|"$__qtask_file"
     return $s
   }
-  __qtask_arm() { __qtask_armed=1; }
-  if [[ -n "${bash_preexec_imported:-}" ]]; then
-    preexec_functions+=(__qtask_preexec)
-    precmd_functions=(__qtask_precmd "${precmd_functions[@]}")
+  __qtask_hist=
+  __qtask_arm() {
     __qtask_armed=1
-    __qtask_arm() { :; }
+    __qtask_hist=$HISTCMD
+  }
+  if [[ -n "${bash_preexec_imported:-}" ]]; then
+    __qtask_bp_preexec() {
+      __qtask_armed=1
+      __qtask_preexec "$1"
+    }
+    preexec_functions+=(__qtask_bp_preexec)
+    precmd_functions=(__qtask_precmd "${precmd_functions[@]}")
   else
     if [[ -n "$(trap -p DEBUG)" ]]; then
       eval "__qtask_words=( $(trap -p DEBUG) )"
