@@ -18,9 +18,12 @@ const captureIdleFlush = time.Second
 // scrollbackTimeout bounds the wait for an adopter that died mid-way.
 const scrollbackTimeout = 5 * time.Second
 
-// captureChunk bounds one read; with the channel below it bounds the
-// capture's memory whatever the volume.
-const captureChunk = 32 << 10
+// captureChunk bounds one read; captureBuffers of them are all the
+// capture's input memory, whatever the volume.
+const (
+	captureChunk   = 32 << 10
+	captureBuffers = 4
+)
 
 // Capture is `qtask _capture ID`, the far end of the pane's pipe-pane. It
 // cleans the raw terminal stream into the task's output file and, when it
@@ -50,8 +53,11 @@ func (s *Store) Capture(id string, in io.Reader) error {
 	sawEnd := false
 	cleaner := NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { sawEnd = true }})
 
-	chunks := make(chan []byte, 4)
-	go readChunks(in, chunks)
+	chunks, free := make(chan []byte, captureBuffers), make(chan []byte, captureBuffers)
+	for range captureBuffers {
+		free <- make([]byte, captureChunk)
+	}
+	go readChunks(in, chunks, free)
 	idle := time.NewTimer(captureIdleFlush)
 	defer idle.Stop()
 	var writeErr error
@@ -65,6 +71,7 @@ func (s *Store) Capture(id string, in io.Reader) error {
 			if writeErr == nil {
 				_, writeErr = cleaner.Write(chunk)
 			}
+			free <- chunk[:cap(chunk)]
 			idle.Reset(captureIdleFlush)
 		case <-idle.C:
 			if writeErr == nil {
@@ -88,11 +95,14 @@ func (s *Store) Capture(id string, in io.Reader) error {
 	return err
 }
 
-// readChunks copies the input into fresh slices, closing chunks at EOF.
-func readChunks(in io.Reader, chunks chan<- []byte) {
+// readChunks reads the input into buffers taken from free and hands them
+// over on chunks, closing chunks at EOF. The buffers are recycled: tmux
+// writes the pipe in small pieces, and a fresh buffer per read would make
+// garbage at the rate the command prints.
+func readChunks(in io.Reader, chunks chan<- []byte, free <-chan []byte) {
 	defer close(chunks)
 	for {
-		buf := make([]byte, captureChunk)
+		buf := <-free
 		n, err := in.Read(buf)
 		if n > 0 {
 			chunks <- buf[:n]

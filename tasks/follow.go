@@ -81,7 +81,7 @@ func inode(f *os.File) (uint64, error) {
 // Follow writes the task's output from offset onwards as it grows and
 // returns once the task has ended and its complete output has been written.
 func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) error {
-	watch := s.watch()
+	watch := s.watch([]string{t.ID}, true)
 	defer watch.Close()
 	fl := newFollower(t.OutputPath, offset)
 	defer fl.close()

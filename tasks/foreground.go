@@ -37,7 +37,7 @@ func (e *Interrupted) Error() string { return "interrupted by " + e.Signal.Strin
 // timeout) or is killed on timeout. If ctx is cancelled with an
 // *Interrupted cause, the task is stopped with that signal first.
 func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*AttendResult, error) {
-	watch := s.watch()
+	watch := s.watch([]string{id}, true)
 	defer watch.Close()
 	var timeout <-chan time.Time
 	if opts.Timeout > 0 {

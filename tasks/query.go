@@ -69,7 +69,7 @@ func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
 func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, done func(*record) bool) (*record, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w := s.watch()
+	w := s.watch([]string{id}, false)
 	defer w.Close()
 	for {
 		r, err := s.load(id)

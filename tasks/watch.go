@@ -12,15 +12,26 @@ import (
 // where fsnotify does not work.
 const slowPoll = time.Second
 
-// watcher wakes its owner when anything in the state directory changes, or
-// at least every slowPoll. Wake-ups are coalesced: C holds at most one.
+// watcher wakes its owner when the records of the watched tasks change
+// (and, if asked, their output files), or at least every slowPoll.
+// Wake-ups are coalesced: C holds at most one. Events for other files are
+// ignored: a task printing 100 MB must not wake every `qtask wait` in the
+// machine once per write.
 type watcher struct {
 	C      <-chan struct{}
 	fs     *fsnotify.Watcher
 	cancel context.CancelFunc
 }
 
-func (s *Store) watch() *watcher {
+// watch watches the records of ids and, with outputs, their output files.
+func (s *Store) watch(ids []string, outputs bool) *watcher {
+	names := make(map[string]bool, 2*len(ids))
+	for _, id := range ids {
+		names[s.recordPath(id)] = true
+		if outputs {
+			names[s.outputPath(id)] = true
+		}
+	}
 	c := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{C: c, cancel: cancel}
@@ -32,7 +43,7 @@ func (s *Store) watch() *watcher {
 	}
 	var events <-chan fsnotify.Event
 	if fw, err := fsnotify.NewWatcher(); err == nil {
-		if fw.Add(s.tasksDir()) == nil && fw.Add(s.outputDir()) == nil {
+		if fw.Add(s.tasksDir()) == nil && (!outputs || fw.Add(s.outputDir()) == nil) {
 			w.fs, events = fw, fw.Events
 		} else {
 			fw.Close()
@@ -45,12 +56,14 @@ func (s *Store) watch() *watcher {
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-events:
+			case ev, ok := <-events:
 				if !ok {
 					events = nil
 					continue
 				}
-				wake()
+				if names[ev.Name] {
+					wake()
+				}
 			case <-tick.C:
 				wake()
 			}
@@ -79,7 +92,7 @@ func (s *Store) Wait(ctx context.Context, ids []string) ([]*Task, error) {
 		}
 		resolved[i] = full
 	}
-	w := s.watch()
+	w := s.watch(resolved, false)
 	defer w.Close()
 	for {
 		out := make([]*Task, 0, len(resolved))
