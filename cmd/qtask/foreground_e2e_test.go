@@ -142,7 +142,12 @@ func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
 	if r.code != exitPromoted || !strings.Contains(r.stdout, "promoted to background as ") {
 		t.Fatalf("timeout: exit %d, stdout %q; want %d and the promote message", r.code, r.stdout, exitPromoted)
 	}
-	task := h.wait(h.lastTask().ID)
+	id := h.lastTask().ID
+	again := h.qtask("promote", id)
+	if again.code != 0 || !strings.Contains(again.stdout, "already in the background") {
+		t.Fatalf("a second promote must be a no-op: exit %d %q", again.code, again.stdout)
+	}
+	task := h.wait(id)
 	if task.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "the-last-line\n") {
 		t.Fatalf("work kept after timeout: status %s, output %q", task.Status, h.output(task.ID))
 	}

@@ -195,3 +195,20 @@ func TestHooksAreSilentAndHarmless(t *testing.T) {
 		})
 	}
 }
+
+func TestInteractivePromoteKeepsPaneWhenConfigured(t *testing.T) {
+	h := newHarness(t)
+	h.writeConfig("keep_promoted_pane = true\n")
+	pane := h.shellPane(interactiveShells[0])
+	h.typeLine(pane, "sleep 1; echo kept")
+	eventually(t, "the hook to record the command", func() bool {
+		return h.qtask("promote", "--pane", pane).code == 0
+	})
+	task := h.wait(h.lastTask().ID)
+	if task.Status != tasks.StatusCompleted || h.output(task.ID) != "kept\n" {
+		t.Fatalf("adopted task: %s, output %q", task.Status, h.output(task.ID))
+	}
+	if panes, _ := h.tmux("list-panes", "-a", "-F", "#{pane_id}"); !strings.Contains(panes+"\n", pane+"\n") {
+		t.Fatalf("with keep_promoted_pane = true the pane %s should stay open; panes: %s", pane, panes)
+	}
+}
