@@ -54,8 +54,10 @@ type InputError struct{ Msg string }
 func (e *InputError) Error() string { return e.Msg }
 
 // Start creates a task and its tmux window and returns at once; the command
-// runs under `qtask _exec` in the new pane. The record exists before the
-// window does, so the wrapper always finds it.
+// runs under `qtask _exec` in the new pane. The spec exists before the
+// window and the record right after it; the wrapper waits for the record,
+// so a start that dies half-way leaves a window that closes by itself and
+// no task stuck running.
 func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 	shell, err := resolveStart(&opts)
 	if err != nil {
@@ -88,10 +90,6 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 	}
-	if err := s.save(r); err != nil {
-		os.Remove(s.specPath(id))
-		return nil, err
-	}
 	var callerSession tmux.SessionID
 	if !opts.Background && opts.CallerPane != "" {
 		// A caller pane that cannot be described (closed already) just
@@ -107,22 +105,17 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 	})
 	if err != nil {
 		os.Remove(s.specPath(id))
-		s.settle(id, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		os.Remove(s.outputPath(id))
 		return nil, fmt.Errorf("start task window: %w", err)
 	}
-	// Record the pane now: the wrapper does too, but a command issued right
-	// after `run --bg` returns (attach, promote --pane) must find it.
-	updated, err := s.update(id, func(cur *record) error {
-		if cur.PaneID != "" {
-			return errSkip
-		}
-		cur.PaneID = string(pane)
-		return nil
-	})
-	if err != nil {
+	// One write, with the pane id: the wrapper waits for the record to
+	// appear (awaitRecord), and a command issued right after `run --bg`
+	// returns (attach, promote --pane) finds the pane.
+	r.PaneID = string(pane)
+	if err := s.save(r); err != nil {
 		return nil, err
 	}
-	return &updated.Task, nil
+	return &r.Task, nil
 }
 
 // resolveStart checks the request before anything is created and returns

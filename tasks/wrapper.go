@@ -52,7 +52,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
-	r, err := s.load(opts.ID)
+	r, err := s.awaitRecord(opts.ID)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		return 1
@@ -188,6 +188,22 @@ func killGroup(pgid int, grace time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// recordWait bounds how long the wrapper waits for `qtask run` to write the
+// task's record after tmux started the window.
+const recordWait = 10 * time.Second
+
+// awaitRecord waits for the record Start writes once tmux has answered.
+func (s *Store) awaitRecord(id string) (*record, error) {
+	deadline := time.Now().Add(recordWait)
+	for {
+		r, err := s.load(id)
+		if err == nil || !errors.Is(err, ErrNotFound) || time.Now().After(deadline) {
+			return r, err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // takeSpec reads the task's spec and deletes it: it holds the caller's
