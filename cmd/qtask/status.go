@@ -52,8 +52,8 @@ func runStatus(deps *Deps, opts *StatusOptions) error {
 	}
 	row("status", displayCommand(t.StatusText(), 200))
 	row("command", displayCommand(t.Command, 500))
-	row("cwd", t.Cwd)
-	row("scope", t.Scope)
+	row("cwd", displayCommand(t.Cwd, 500))
+	row("scope", displayCommand(t.Scope, 200))
 	if t.PID != 0 {
 		row("pid", fmt.Sprint(t.PID))
 	}
