@@ -2,8 +2,10 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -18,18 +20,24 @@ const captureIdleFlush = time.Second
 // scrollbackTimeout bounds the wait for an adopter that died mid-way.
 const scrollbackTimeout = 5 * time.Second
 
-// captureChunk bounds one read; captureBuffers of them are all the
-// capture's input memory, whatever the volume.
-const (
-	captureChunk   = 32 << 10
-	captureBuffers = 4
-)
+// captureChunk bounds one read: the capture's input memory, whatever the
+// volume.
+const captureChunk = 32 << 10
+
+// captureDrain is how long the pipe must be quiet before queued lines are
+// written out.
+const captureDrain = 2 * time.Millisecond
 
 // Capture is `qtask _capture ID`, the far end of the pane's pipe-pane. It
 // cleans the raw terminal stream into the task's output file and, when it
 // sees the wrapper's end marker (or its input ends), flushes and marks the
 // output complete so the task may settle.
-func (s *Store) Capture(id string, in io.Reader) error {
+//
+// tmux writes the pipe in small pieces. The capture reads on one goroutine
+// and writes the file in large batches: whenever the pipe has been quiet for
+// captureDrain (so `qtask logs -f` lags by no more than that), or a batch is
+// full. A partial line (a prompt) is written after captureIdleFlush.
+func (s *Store) Capture(id string, in *os.File) error {
 	r, err := s.load(id)
 	if err != nil {
 		return err
@@ -51,32 +59,37 @@ func (s *Store) Capture(id string, in io.Reader) error {
 		return err
 	}
 	sawEnd := false
-	cleaner := NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { sawEnd = true }})
+	cleaner := NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { sawEnd = true }, HoldOutput: true})
 
-	chunks, free := make(chan []byte, captureBuffers), make(chan []byte, captureBuffers)
-	for range captureBuffers {
-		free <- make([]byte, captureChunk)
-	}
-	go readChunks(in, chunks, free)
-	idle := time.NewTimer(captureIdleFlush)
-	defer idle.Stop()
+	in, timed := pollable(in)
+	buf := make([]byte, captureChunk)
+	held := false // complete lines queued in the cleaner
 	var writeErr error
 	for !sawEnd {
-		select {
-		case chunk, ok := <-chunks:
-			if !ok {
-				sawEnd = true
-				break
+		if timed {
+			wait := captureIdleFlush
+			if held {
+				wait = captureDrain
 			}
-			if writeErr == nil {
-				_, writeErr = cleaner.Write(chunk)
-			}
-			free <- chunk[:cap(chunk)]
-			idle.Reset(captureIdleFlush)
-		case <-idle.C:
-			if writeErr == nil {
+			in.SetReadDeadline(time.Now().Add(wait))
+		}
+		n, err := in.Read(buf)
+		if n > 0 && writeErr == nil {
+			_, writeErr = cleaner.Write(buf[:n])
+			held = true
+		}
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if writeErr == nil && held {
+				writeErr = cleaner.Flush()
+			} else if writeErr == nil {
 				writeErr = cleaner.FlushPartial()
 			}
+			held = false
+		case err != nil:
+			sawEnd = true // EOF: the pane is gone
+		case !timed && writeErr == nil:
+			writeErr = cleaner.Flush()
 		}
 	}
 	if err := cleaner.Close(); writeErr == nil {
@@ -95,20 +108,20 @@ func (s *Store) Capture(id string, in io.Reader) error {
 	return err
 }
 
-// readChunks reads the input into buffers taken from free and hands them
-// over on chunks, closing chunks at EOF. The buffers are recycled: tmux
-// writes the pipe in small pieces, and a fresh buffer per read would make
-// garbage at the rate the command prints.
-func readChunks(in io.Reader, chunks chan<- []byte, free <-chan []byte) {
-	defer close(chunks)
-	for {
-		buf := <-free
-		n, err := in.Read(buf)
-		if n > 0 {
-			chunks <- buf[:n]
-		}
-		if err != nil {
-			return
-		}
+// pollable returns in as a file whose reads can time out, and whether that
+// worked. A pipe inherited as stdin is in blocking mode, which the runtime
+// poller cannot time out: switch it to non-blocking and wrap it anew.
+func pollable(in *os.File) (*os.File, bool) {
+	if in.SetReadDeadline(time.Time{}) == nil {
+		return in, true
 	}
+	fd := int(in.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return in, false
+	}
+	f := os.NewFile(uintptr(fd), in.Name())
+	if f.SetReadDeadline(time.Time{}) != nil {
+		return in, false
+	}
+	return f, true
 }

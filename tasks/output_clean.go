@@ -81,6 +81,10 @@ type CleanerOptions struct {
 	// partial line is still pending until FlushPartial or Close). It must
 	// not call back into the Cleaner.
 	OnEndMarker func()
+	// HoldOutput keeps complete lines queued (up to the cleaner's write
+	// batch) across Write calls until Flush, FlushPartial, the end marker or
+	// Close, so a caller fed many small pieces can write in large ones.
+	HoldOutput bool
 }
 
 // Cleaner turns the raw bytes a terminal program wrote into plain,
@@ -106,6 +110,7 @@ type CleanerOptions struct {
 type Cleaner struct {
 	w      io.Writer
 	onEnd  func()
+	hold   bool // HoldOutput
 	marker cleanMarkerScan
 	err    error
 
@@ -138,6 +143,7 @@ func NewCleaner(w io.Writer, opts CleanerOptions) *Cleaner {
 	c := &Cleaner{
 		w:       w,
 		onEnd:   opts.OnEndMarker,
+		hold:    opts.HoldOutput,
 		out:     make([]byte, 0, cleanOutFlush+cleanMaxLine),
 		lineMax: cleanMaxLine,
 	}
@@ -175,8 +181,16 @@ func (c *Cleaner) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	c.flushOut()
+	if !c.hold {
+		c.flushOut()
+	}
 	return len(p), c.err
+}
+
+// Flush writes the complete lines queued under HoldOutput.
+func (c *Cleaner) Flush() error {
+	c.flushOut()
+	return c.err
 }
 
 // FlushPartial writes the pending partial line without ending it, so that

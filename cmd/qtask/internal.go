@@ -61,7 +61,7 @@ func newCmdExec(deps *Deps) *cobra.Command {
 // the pane's pipe-pane.
 func newCmdCapture(deps *Deps) *cobra.Command {
 	return hiddenCommand("_capture ID", 1, func(_ *cobra.Command, store *tasks.Store, args []string) error {
-		return store.Capture(args[0], deps.IO.In)
+		return store.Capture(args[0], os.Stdin)
 	})
 }
 
