@@ -92,7 +92,7 @@ func (s Server) MovePaneToSession(ctx context.Context, info PaneInfo, session st
 	}
 	// No such session: create it, move the pane in, and drop the shell
 	// window new-session had to start with.
-	out, err := s.run(ctx, "new-session", "-d", "-s", session, "-P", "-F", "#{window_id}")
+	out, err := s.run(ctx, "new-session", "-d", "-s", formatArg(session), "-P", "-F", "#{window_id}")
 	if err != nil && !errors.Is(err, ErrDuplicateSession) {
 		return err
 	}

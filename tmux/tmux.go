@@ -2,9 +2,12 @@
 //
 // Everything goes through one exec seam (Server.run) that passes arguments as
 // argv, never as a string built from user text, and turns a failure into an
-// *Error carrying tmux's own stderr. Above the seam sit the few domain verbs
-// the rest of qtask needs, addressed by typed ids: tmux prefix-matches bare
-// names ("qtask-1" finds "qtask-10"), so nothing here targets by bare name.
+// *Error carrying tmux's own stderr. tmux still parses some arguments itself
+// (a trailing ";" ends a command; -n, -c and -s are expanded as formats, so
+// "#(…)" would run a command): user text goes through literalArg/formatArg.
+// Above the seam sit the few domain verbs the rest of qtask needs, addressed
+// by typed ids: tmux prefix-matches bare names ("qtask-1" finds "qtask-10"),
+// so nothing here targets by bare name.
 package tmux
 
 import (

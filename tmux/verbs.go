@@ -26,12 +26,15 @@ type WindowSpec struct {
 // race to create the session retry into the winner's session.
 func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error) {
 	open := func(verb, targetFlag, target string) (PaneID, error) {
-		args := []string{verb, targetFlag, target, "-d", "-P", "-F", "#{pane_id}", "-n", spec.Name}
+		args := []string{verb, targetFlag, literalArg(target), "-d", "-P", "-F", "#{pane_id}", "-n", formatArg(spec.Name)}
 		if spec.Dir != "" {
-			args = append(args, "-c", spec.Dir)
+			args = append(args, "-c", formatArg(spec.Dir))
 		}
 		if len(spec.Argv) > 0 {
-			args = append(append(args, "--"), spec.Argv...)
+			args = append(args, "--")
+			for _, a := range spec.Argv {
+				args = append(args, literalArg(a))
+			}
 		}
 		out, err := s.run(ctx, args...)
 		if err != nil {
@@ -87,6 +90,23 @@ func (s Server) displayPane(ctx context.Context, pane PaneID, format string) (st
 		return "", &Error{Args: append(s.Args(), args...), Stderr: "can't find pane: " + string(pane)}
 	}
 	return out, err
+}
+
+// literalArg protects an argument from tmux's own command parsing: an
+// argument ending in ";" would end the command there (tmux takes "\;" as a
+// literal semicolon).
+func literalArg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
+// formatArg is literalArg for the arguments tmux also expands as formats
+// (new-window/new-session -n, -c, -s): "#{…}" and "#(…)" in a directory or
+// task name must stay text, never run a command, so '#' is doubled.
+func formatArg(s string) string {
+	return literalArg(strings.ReplaceAll(s, "#", "##"))
 }
 
 // ShellCommand renders argv as the one string tmux hands to /bin/sh -c (for

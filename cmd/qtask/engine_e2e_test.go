@@ -488,3 +488,23 @@ func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
 		t.Fatalf("config path = %q, want %q", got, h.config)
 	}
 }
+
+func TestUserTextNeverRunsInTmux(t *testing.T) {
+	h := newHarness(t)
+	h.start("sleep 5") // a running server, so every path is exercised
+	canary := filepath.Join(h.root, "pwned")
+	dir := filepath.Join(h.root, "d#(touch "+canary+")#{session_name};")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := "n#(touch " + canary + "-name)#{session_name};"
+	task := h.wait(h.start("pwd", "--cwd", dir, "--name", name).ID)
+	if task.Status != tasks.StatusCompleted || h.output(task.ID) != dir+"\n" {
+		t.Fatalf("a task in %q named %q: %s, output %q", dir, name, task.Status, h.output(task.ID))
+	}
+	for _, f := range []string{canary, canary + "-name"} {
+		if _, err := os.Stat(f); err == nil {
+			t.Fatalf("tmux ran a command embedded in a directory or task name: %s exists", f)
+		}
+	}
+}
