@@ -36,6 +36,10 @@ const stopSettleTimeout = 5 * time.Second
 // (grandchildren too), SIGKILL after the grace, and it returns once the task
 // is settled. A task that already ended yields *NotRunningError.
 func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (*Task, error) {
+	// Once begun, a stop runs to its end (bounded by the grace and
+	// stopSettleTimeout): an interrupted stop must not leave a task that was
+	// sent SIGTERM, but never SIGKILL, and is marked as stop-requested.
+	ctx = context.WithoutCancel(ctx)
 	if opts.Signal == 0 {
 		opts.Signal = syscall.SIGTERM
 	}
@@ -110,8 +114,12 @@ func (r *record) targetGroup() int {
 	return r.PID
 }
 
+// signalGroup sends sig to a process group, then SIGCONT: a job stopped
+// by Ctrl+Z in its pane would otherwise hold the signal pending until
+// SIGKILL.
 func signalGroup(pgid int, sig syscall.Signal) {
 	if pgid > 0 {
 		syscall.Kill(-pgid, sig)
+		syscall.Kill(-pgid, syscall.SIGCONT)
 	}
 }

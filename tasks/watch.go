@@ -42,9 +42,10 @@ func (s *Store) watch(ids []string, outputs bool) *watcher {
 		}
 	}
 	var events <-chan fsnotify.Event
+	var errs <-chan error
 	if fw, err := fsnotify.NewWatcher(); err == nil {
 		if fw.Add(s.tasksDir()) == nil && (!outputs || fw.Add(s.outputDir()) == nil) {
-			w.fs, events = fw, fw.Events
+			w.fs, events, errs = fw, fw.Events, fw.Errors
 		} else {
 			fw.Close()
 		}
@@ -64,6 +65,15 @@ func (s *Store) watch(ids []string, outputs bool) *watcher {
 				if names[ev.Name] {
 					wake()
 				}
+			case _, ok := <-errs:
+				// Read errors, or fsnotify blocks its event loop on them (a
+				// queue overflow under heavy output). Something may have
+				// been missed: look.
+				if !ok {
+					errs = nil
+					continue
+				}
+				wake()
 			case <-tick.C:
 				wake()
 			}

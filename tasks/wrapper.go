@@ -93,7 +93,13 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		r.WrapperStart = processStart(os.Getpid())
 		return nil
 	}); err != nil {
+		// Untracked, the command could neither be stopped nor told apart
+		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		killGroup(pgid, 0)
+		cmd.Wait()
+		s.finish(r, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
+		return 1
 	}
 
 	var paneClosed atomic.Bool
@@ -179,7 +185,7 @@ func killGroup(pgid int, grace time.Duration) {
 	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
 		return
 	}
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	signalGroup(pgid, syscall.SIGTERM)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if syscall.Kill(-pgid, 0) != nil {

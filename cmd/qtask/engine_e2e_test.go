@@ -508,3 +508,18 @@ func TestUserTextNeverRunsInTmux(t *testing.T) {
 		}
 	}
 }
+
+func TestStopEndsASuspendedTaskWithSIGTERM(t *testing.T) {
+	h := newHarness(t)
+	task := h.start("exec sleep 300")
+	eventually(t, "task to have a pid", func() bool { return h.status(task.ID).PID != 0 })
+	pgid := h.status(task.ID).PID
+	// What Ctrl+Z in the task's pane does.
+	syscall.Kill(-pgid, syscall.SIGTSTP)
+	h.mustQtask("stop", "--grace", "5s", task.ID)
+	st := h.status(task.ID)
+	if st.Status != tasks.StatusCancelled || st.ExitCode == nil || *st.ExitCode != 128+int(syscall.SIGTERM) {
+		t.Fatalf("a suspended task should die of the stop's SIGTERM (exit 143), not wait for SIGKILL: %s exit %v",
+			st.Status, deref(st.ExitCode))
+	}
+}

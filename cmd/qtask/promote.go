@@ -77,7 +77,7 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 	t := res.Task
 	switch {
 	case res.AlreadyFinished:
-		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, finishedText(t))
+		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, displayCommand(finishedText(t), 200))
 	case res.AlreadyBackground:
 		fmt.Fprintf(deps.IO.Out, "Task %s is already in the background; output in %s\n", t.ID, t.OutputPath)
 	default:

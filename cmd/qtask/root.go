@@ -141,6 +141,9 @@ func interruptContext() (context.Context, func()) {
 	}
 }
 
+// maxErrorWidth bounds a printed error, which stays on one line.
+const maxErrorWidth = 2000
+
 // exitCode prints err (if it has something to say) and maps it to qtask's
 // documented exit codes.
 func exitCode(err error, stderr io.Writer) int {
@@ -151,7 +154,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &exitErr) {
 		return exitErr.Code
 	}
-	fmt.Fprintf(stderr, "qtask: %v\n", err)
+	// Errors quote user text (commands, paths, tmux's argv): escape control
+	// characters here, the one place errors are printed.
+	fmt.Fprintf(stderr, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
 	var usage *UsageError
 	if errors.As(err, &usage) {
 		fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")

@@ -172,7 +172,7 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 	}
 	if end.Status == tasks.StatusFailed && end.Error != "" {
 		out.endLine()
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", end.ID, end.StatusText())
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", end.ID, displayCommand(end.StatusText(), 200))
 	}
 	endedOnItsOwn := !res.TimedOut && end.Status != tasks.StatusCancelled &&
 		!strings.HasPrefix(end.Error, "terminated by signal") && !strings.HasPrefix(end.Error, "lost:")

@@ -76,12 +76,12 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 		var notRunning *tasks.NotRunningError
 		switch {
 		case errors.As(err, &notRunning):
-			fmt.Fprintf(deps.IO.Out, "Task %s is not running: %s\n", notRunning.Task.ID, notRunning.Task.StatusText())
+			fmt.Fprintf(deps.IO.Out, "Task %s is not running: %s\n", notRunning.Task.ID, displayCommand(notRunning.Task.StatusText(), 200))
 		case err != nil:
-			fmt.Fprintf(deps.IO.ErrOut, "qtask: %v\n", err)
+			fmt.Fprintf(deps.IO.ErrOut, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
 			failed = &ExitError{Code: exitError}
 		default:
-			fmt.Fprintf(deps.IO.Out, "Stopped task %s: %s\n", t.ID, t.StatusText())
+			fmt.Fprintf(deps.IO.Out, "Stopped task %s: %s\n", t.ID, displayCommand(t.StatusText(), 200))
 		}
 	}
 	return failed

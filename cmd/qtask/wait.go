@@ -67,7 +67,7 @@ func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
 		return err
 	}
 	for _, t := range list {
-		fmt.Fprintf(deps.IO.Out, "%s %s\n", t.ID, t.StatusText())
+		fmt.Fprintf(deps.IO.Out, "%s %s\n", t.ID, displayCommand(t.StatusText(), 200))
 	}
 	if code := waitExitCode(list); code != exitOK {
 		return &ExitError{Code: code}

@@ -6,7 +6,9 @@ if [[ -n "${TMUX_PANE:-}" && -o interactive && -z "${__qtask_hooked:-}" ]]; then
   typeset -g __qtask_bin={{.Bin}}
   typeset -g __qtask_file={{.State}}/panes/"${TMUX_PANE#%}"
   __qtask_preexec() {
-    { print -r -- "$$ c"; print -r -- "$1"; } 2>/dev/null >|"$__qtask_file"
+    # zsh reports a failed redirection on the shell's own stderr: the outer
+    # group's 2>/dev/null is what keeps a missing state dir silent.
+    { { print -r -- "$$ c"; print -r -- "$1"; } >|"$__qtask_file"; } 2>/dev/null
     return 0
   }
   __qtask_precmd() {
@@ -14,7 +16,7 @@ if [[ -n "${TMUX_PANE:-}" && -o interactive && -z "${__qtask_hooked:-}" ]]; then
     if [[ -e "$__qtask_file.promoted" ]]; then
       "$__qtask_bin" _pane-done --state-dir {{.State}} --status "$s" 2>/dev/null
     fi
-    : 2>/dev/null >|"$__qtask_file"
+    { : >|"$__qtask_file"; } 2>/dev/null
     return 0
   }
   autoload -Uz add-zsh-hook
