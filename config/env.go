@@ -33,9 +33,9 @@ type Env struct {
 	// Scope groups tasks so that separate shells see separate task lists.
 	// It is $QTASK_SCOPE, else $TMUX_PANE, else "default"; never empty.
 	Scope string
-	// TaskID is $QTASK_TASK_ID, which qtask sets in a task's own process;
-	// non-empty only when running inside a task.
-	TaskID string
+	// TmuxTmpdir is $TMUX_TMPDIR, where tmux keeps its sockets (tmux's
+	// default, /tmp, when empty): it tells where `tmux -L NAME` listens.
+	TmuxTmpdir string
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -57,7 +57,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		TmuxSocket: getenv("QTASK_TMUX_SOCKET"),
 		Tmux:       getenv("TMUX"),
 		TmuxPane:   getenv("TMUX_PANE"),
-		TaskID:     getenv("QTASK_TASK_ID"),
+		TmuxTmpdir: getenv("TMUX_TMPDIR"),
 	}
 	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope)
 

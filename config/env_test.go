@@ -102,13 +102,13 @@ func TestEnvFrom(t *testing.T) {
 		},
 		{
 			name: "socket and task id passed through",
-			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "QTASK_TASK_ID": "7"},
+			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "TMUX_TMPDIR": "/run/tmux"},
 			want: Env{
 				StateDir:   "/home/u/.local/state/qtask",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				TmuxSocket: "/run/qtask.sock",
 				Scope:      "default",
-				TaskID:     "7",
+				TmuxTmpdir: "/run/tmux",
 			},
 		},
 	}

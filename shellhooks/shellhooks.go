@@ -193,10 +193,29 @@ type PromoteOptions struct {
 	OutputMaxBytes int64
 }
 
-// Promote adopts the command the hooks say runs in the pane as a
-// background task. A pane at its prompt, or without hooks, is
+// PromotePane promotes what runs in a pane: a qtask task, else a command a
+// human typed in a shell with these hooks; else it reports the task that
+// just ended there (a promote racing the end), or *tasks.NothingRunningError.
+func PromotePane(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks.PromoteResult, error) {
+	res, err := store.PromotePane(ctx, opts.Server, opts.Pane, opts.Session)
+	var nothing *tasks.NothingRunningError
+	if !errors.As(err, &nothing) {
+		return res, err
+	}
+	t, err := adopt(ctx, store, opts)
+	if errors.As(err, new(*tasks.NothingRunningError)) && nothing.Ended != nil {
+		return &tasks.PromoteResult{Task: nothing.Ended, AlreadyFinished: true}, nil
+	}
+	if t == nil {
+		return nil, err
+	}
+	return &tasks.PromoteResult{Task: t, AlreadyFinished: !t.Running()}, err
+}
+
+// adopt makes the command the hooks say runs in the pane a background
+// task. A pane at its prompt, or without hooks, is
 // *tasks.NothingRunningError.
-func Promote(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks.Task, error) {
+func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks.Task, error) {
 	dir := Dir(opts.StateDir)
 	fg, ok, err := Read(dir, opts.Pane)
 	if err != nil {

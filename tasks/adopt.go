@@ -236,12 +236,7 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	if !r.Adopted {
 		return fmt.Errorf("task %s was not adopted from a shell", id)
 	}
-	code := status
-	o := outcome{status: StatusCompleted, exitCode: &code}
-	if status != 0 {
-		o = outcome{status: StatusFailed, exitCode: &code, reason: fmt.Sprintf("exited with code %d", status)}
-	}
-	s.finish(r, ExecOptions{ID: id, Out: tty}, false, r.stopOutcome(o))
+	s.finish(r, ExecOptions{ID: id, Out: tty}, false, r.stopOutcome(codeOutcome(status)))
 	if keepPane {
 		return nil
 	}

@@ -39,17 +39,17 @@ func (s *Store) Promote(ctx context.Context, idOrPrefix, session string) (*Promo
 	return s.promote(ctx, id, session)
 }
 
-// PromotePane promotes the qtask task running in pane. With none running
-// it returns *NothingRunningError, naming the task that just ended there
-// if any.
-func (s *Store) PromotePane(ctx context.Context, pane tmux.PaneID, session string) (*PromoteResult, error) {
+// PromotePane promotes the qtask task running in pane of server (pane ids
+// repeat across servers). With none running it returns
+// *NothingRunningError, naming the task that just ended there if any.
+func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.PaneID, session string) (*PromoteResult, error) {
 	recs, _, err := s.loadAll()
 	if err != nil {
 		return nil, err
 	}
 	var last *record
 	for _, r := range recs {
-		if r.PaneID != string(pane) {
+		if r.PaneID != string(pane) || r.TmuxServer != server.String() {
 			continue
 		}
 		if r = s.reconcile(r); r.Running() {
@@ -103,8 +103,8 @@ func (s *Store) moveToBackground(ctx context.Context, r *record, session string)
 	if err != nil {
 		return err
 	}
-	if info.SessionName == session {
-		return nil
+	if target, err := server.SessionID(ctx, session); err == nil && target == info.Session {
+		return nil // already there
 	}
 	return server.MovePaneToSession(ctx, info, session)
 }

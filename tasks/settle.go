@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -29,29 +31,34 @@ func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error
 	return r, changed, err
 }
 
-// exitOutcome classifies a finished command. An explicit stop is cancelled
-// whatever the exit looked like; otherwise exit 0 is completed and anything
-// else is failed with a reason a person can read. A death by signal N reports
-// exit code 128+N, as shells do.
-func exitOutcome(ws syscall.WaitStatus, stopRequested bool) outcome {
-	var o outcome
-	switch {
-	case ws.Signaled():
+// exitReasonPrefix starts the reason of a command that exited non-zero.
+const exitReasonPrefix = "exited with code "
+
+// exitOutcome classifies a finished command: exit 0 is completed, anything
+// else failed with a reason a person can read. A death by signal N reports
+// exit code 128+N, as shells do. (A requested stop is applied on top, by
+// record.stopOutcome.)
+func exitOutcome(ws syscall.WaitStatus) outcome {
+	if ws.Signaled() {
 		code := 128 + int(ws.Signal())
-		o = outcome{status: StatusFailed, exitCode: &code,
+		return outcome{status: StatusFailed, exitCode: &code,
 			reason: fmt.Sprintf("terminated by signal %d", int(ws.Signal()))}
-	case ws.ExitStatus() == 0:
-		code := 0
-		o = outcome{status: StatusCompleted, exitCode: &code}
-	default:
-		code := ws.ExitStatus()
-		o = outcome{status: StatusFailed, exitCode: &code,
-			reason: fmt.Sprintf("exited with code %d", code)}
 	}
-	if stopRequested {
-		o.status, o.reason = StatusCancelled, ""
+	return codeOutcome(ws.ExitStatus())
+}
+
+// codeOutcome is the outcome of a command that exited with code.
+func codeOutcome(code int) outcome {
+	if code == 0 {
+		return outcome{status: StatusCompleted, exitCode: &code}
 	}
-	return o
+	return outcome{status: StatusFailed, exitCode: &code, reason: exitReasonPrefix + strconv.Itoa(code)}
+}
+
+// EndedByItself reports whether the task ended because its command exited,
+// with any code — not by a signal, a stop, a timeout or being lost.
+func (t *Task) EndedByItself() bool {
+	return t.Status == StatusCompleted || t.Status == StatusFailed && strings.HasPrefix(t.Error, exitReasonPrefix)
 }
 
 // lostOutcome is the verdict for a task whose process vanished unobserved.

@@ -38,7 +38,12 @@ func TestExitOutcome(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o := exitOutcome(c.ws, c.stopRequested)
+			r := &record{}
+			if c.stopRequested {
+				now := time.Now()
+				r.StopRequestedAt = &now
+			}
+			o := r.stopOutcome(exitOutcome(c.ws))
 			if o.status != c.status || o.exitCode == nil || *o.exitCode != c.code || o.reason != c.reason {
 				t.Errorf("task ended with wait status %#x (stop requested: %v): user sees status %q, exit code %s, reason %q; want %q, %d, %q",
 					uint32(c.ws), c.stopRequested, o.status, fmtCode(o.exitCode), o.reason, c.status, c.code, c.reason)
@@ -87,7 +92,7 @@ func TestSettleIsOneShot(t *testing.T) {
 	s := newTestStore(t)
 	saveRunning(t, s, "abcd0001", time.Now().UTC())
 
-	first := exitOutcome(exited(3), false)
+	first := exitOutcome(exited(3))
 	r, changed, err := s.settle("abcd0001", first)
 	if err != nil || !changed {
 		t.Fatalf("first settle of a running task: changed=%v err=%v, want changed=true", changed, err)
@@ -120,7 +125,7 @@ func TestSettleIsOneShot(t *testing.T) {
 
 func TestSettleUnknownTask(t *testing.T) {
 	s := newTestStore(t)
-	_, changed, err := s.settle("deadbeef", exitOutcome(exited(0), false))
+	_, changed, err := s.settle("deadbeef", exitOutcome(exited(0)))
 	if !errors.Is(err, ErrNotFound) || changed {
 		t.Errorf("settling a task that has no record: changed=%v err=%v, want not found", changed, err)
 	}

@@ -86,7 +86,7 @@ func TestRecordsArePrivate(t *testing.T) {
 		t.Errorf("task record has mode %#o, want 0600", got)
 	}
 	// Rewriting keeps it private.
-	if _, _, err := s.settle(r.ID, exitOutcome(exited(0), false)); err != nil {
+	if _, _, err := s.settle(r.ID, exitOutcome(exited(0))); err != nil {
 		t.Fatal(err)
 	}
 	if got := permOf(t, s.recordPath(r.ID)); got != 0o600 {

@@ -115,7 +115,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// "completed" never means "still running underneath".
 	killGroup(pgid, sp.StopGrace)
 
-	o := exitOutcome(ws, false)
+	o := exitOutcome(ws)
 	cur, err := s.load(opts.ID)
 	stopped := err == nil && cur.StopRequestedAt != nil
 	if stopped {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // PaneInfo is what qtask needs to know about a pane to move or replace it.
@@ -14,7 +15,6 @@ type PaneInfo struct {
 	Pane        PaneID
 	Window      WindowID
 	Session     SessionID
-	SessionName string
 	PID         int    // the pane's first process (a shell, or qtask _exec)
 	Path        string // current directory of the pane's foreground process
 	Width       int
@@ -24,19 +24,20 @@ type PaneInfo struct {
 	WindowPanes int  // panes in the pane's window
 }
 
-// fieldSep separates format fields; tmux replaces control characters in
-// names it prints, so it cannot appear inside a field. The free-text fields
-// come last and are split with a count, so even that would not shift them.
+// fieldSep separates format fields. Every field but the last is an id or a
+// number; the one free-text field (the path, which tmux prints raw and may
+// hold any byte) comes last and the line is split with a count, so nothing
+// in it can shift the others.
 const fieldSep = "\x1f"
 
 var paneFormat = strings.Join([]string{
 	"#{pane_id}", "#{window_id}", "#{session_id}", "#{pane_pid}",
-	"#{pane_width}", "#{pane_height}", "#{window_panes}", "#{pane_active}#{pane_dead}", "#{pane_current_path}", "#{session_name}",
+	"#{pane_width}", "#{pane_height}", "#{window_panes}", "#{pane_active}#{pane_dead}", "#{pane_current_path}",
 }, fieldSep)
 
 // PaneInfo describes one pane. A missing pane is ErrNotFound.
 func (s Server) PaneInfo(ctx context.Context, pane PaneID) (PaneInfo, error) {
-	out, err := s.displayPane(ctx, pane, paneFormat)
+	out, err := s.display(ctx, string(pane), paneFormat)
 	if err != nil {
 		return PaneInfo{}, err
 	}
@@ -44,8 +45,8 @@ func (s Server) PaneInfo(ctx context.Context, pane PaneID) (PaneInfo, error) {
 }
 
 func parsePaneInfo(line string) (PaneInfo, error) {
-	f := strings.SplitN(line, fieldSep, 10)
-	if len(f) != 10 {
+	f := strings.SplitN(line, fieldSep, 9)
+	if len(f) != 9 {
 		return PaneInfo{}, fmt.Errorf("tmux: unexpected pane description %q", line)
 	}
 	var info PaneInfo
@@ -67,7 +68,7 @@ func parsePaneInfo(line string) (PaneInfo, error) {
 	}
 	info.PID, info.Width, info.Height, info.WindowPanes = nums[0], nums[1], nums[2], nums[3]
 	info.Active, info.Dead = len(f[7]) == 2 && f[7][0] == '1', len(f[7]) == 2 && f[7][1] == '1'
-	info.Path, info.SessionName = f[8], f[9]
+	info.Path = f[8]
 	return info, nil
 }
 
@@ -105,6 +106,15 @@ func (s Server) MovePaneToSession(ctx context.Context, info PaneInfo, session st
 	return err
 }
 
+// SessionID returns the id of the session named name.
+func (s Server) SessionID(ctx context.Context, name string) (SessionID, error) {
+	out, err := s.display(ctx, "="+name+":", "#{session_id}")
+	if err != nil {
+		return "", err
+	}
+	return ParseSessionID(out)
+}
+
 // SessionOf returns the session holding a pane, for starting a foreground
 // task's window beside the caller.
 func (s Server) SessionOf(ctx context.Context, pane PaneID) (SessionID, error) {
@@ -124,21 +134,22 @@ func (s Server) SwitchTo(ctx context.Context, pane PaneID) error {
 	return err
 }
 
-// AttachArgv is the tmux command line that attaches a terminal to this
-// server showing pane; the caller execs it in place of itself (attaching
-// needs the terminal, which only the foreground process has).
-func (s Server) AttachArgv(ctx context.Context, pane PaneID) ([]string, error) {
+// Attach replaces the calling process with a tmux client attached to this
+// server, showing pane (attaching needs the terminal, which only the
+// foreground process has). It returns only on failure.
+func (s Server) Attach(ctx context.Context, pane PaneID, env []string) error {
 	info, err := s.PaneInfo(ctx, pane)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	path, err := exec.LookPath("tmux")
 	if err != nil {
-		return nil, ErrNotInstalled
+		return ErrNotInstalled
 	}
 	argv := append([]string{path}, s.Args()...)
-	return append(argv, "attach-session", "-t", string(info.Session), ";",
-		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane)), nil
+	argv = append(argv, "attach-session", "-t", string(info.Session), ";",
+		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane))
+	return syscall.Exec(path, argv, env)
 }
 
 // JoinHere moves pane into the window of herePane, split beside it.

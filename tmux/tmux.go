@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -81,6 +83,9 @@ func (e *Error) Is(target error) bool {
 type Server struct {
 	socketPath string // -S
 	socketName string // -L, when socketPath is empty
+	// namedPath is where the -L server listens, so that String names a
+	// server the same way whether it was reached by name or by path.
+	namedPath string
 }
 
 // NewSocketServer addresses the server listening on an explicit socket path.
@@ -88,22 +93,42 @@ func NewSocketServer(path string) Server { return Server{socketPath: path} }
 
 // SelectServer applies qtask's server rule: an explicit socket path wins, then
 // the server the caller is inside ($TMUX's socket), then the private
-// `-L qtask` server, which is started on demand by the first task.
-func SelectServer(explicitSocket, insideSocket string) Server {
+// `-L qtask` server, which is started on demand by the first task. tmpdir is
+// $TMUX_TMPDIR, where -L servers listen.
+func SelectServer(explicitSocket, insideSocket, tmpdir string) Server {
 	switch {
 	case explicitSocket != "":
 		return Server{socketPath: explicitSocket}
 	case insideSocket != "":
 		return Server{socketPath: insideSocket}
 	default:
-		return Server{socketName: DefaultSocketName}
+		return Server{socketName: DefaultSocketName, namedPath: namedSocketPath(tmpdir, DefaultSocketName)}
 	}
 }
 
-// String names the server the way a user would address it with tmux.
+// namedSocketPath is where tmux puts the socket of `tmux -L name`: the real
+// path of $TMUX_TMPDIR (or /tmp) + /tmux-UID/name, as $TMUX reports it.
+func namedSocketPath(tmpdir, name string) string {
+	if tmpdir == "" {
+		tmpdir = "/tmp"
+	}
+	dir := filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()))
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, name)
+}
+
+// String identifies the server by its socket path ("-S /tmp/tmux-0/qtask"),
+// however it is reached: the private server is the same one whether a task
+// was started outside tmux (by name) or inside it (via $TMUX). Records
+// store it; ParseServer reads it back.
 func (s Server) String() string {
-	if s.socketPath != "" {
+	switch {
+	case s.socketPath != "":
 		return "-S " + s.socketPath
+	case s.namedPath != "":
+		return "-S " + s.namedPath
 	}
 	return "-L " + s.socketName
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,11 +93,11 @@ func TestSelectServer(t *testing.T) {
 		{"explicit socket wins", "/tmp/explicit.sock", "/tmp/tmux-1000/default", "-S /tmp/explicit.sock", []string{"-S", "/tmp/explicit.sock"}},
 		{"explicit socket alone", "/tmp/explicit.sock", "", "-S /tmp/explicit.sock", []string{"-S", "/tmp/explicit.sock"}},
 		{"inside tmux", "", "/tmp/tmux-1000/default", "-S /tmp/tmux-1000/default", []string{"-S", "/tmp/tmux-1000/default"}},
-		{"outside tmux: private server", "", "", "-L qtask", []string{"-L", "qtask"}},
+		{"outside tmux: private server, named by its socket", "", "", "-S /run/tmux-test/tmux-" + strconv.Itoa(os.Getuid()) + "/qtask", []string{"-L", "qtask"}},
 		{"socket path with a space", "/tmp/my dir/s", "", "-S /tmp/my dir/s", []string{"-S", "/tmp/my dir/s"}},
 	}
 	for _, c := range cases {
-		s := SelectServer(c.explicit, c.inside)
+		s := SelectServer(c.explicit, c.inside, "/run/tmux-test")
 		if got := s.String(); got != c.want {
 			t.Errorf("%s: qtask uses tmux server %q, want %q", c.name, got, c.want)
 		}
@@ -106,7 +108,7 @@ func TestSelectServer(t *testing.T) {
 	if got := NewSocketServer("/tmp/x").String(); got != "-S /tmp/x" {
 		t.Errorf("NewSocketServer(/tmp/x) = %q, want -S /tmp/x", got)
 	}
-	if !strings.HasSuffix(SelectServer("", "").String(), DefaultSocketName) {
+	if !strings.HasSuffix(SelectServer("", "", "").String(), "/"+DefaultSocketName) {
 		t.Errorf("default server does not use DefaultSocketName %q", DefaultSocketName)
 	}
 }

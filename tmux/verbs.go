@@ -80,14 +80,14 @@ func (s Server) KillPane(ctx context.Context, pane PaneID) error {
 	return err
 }
 
-// displayPane expands format for pane. tmux 3.3a's display-message exits 0
-// with an empty line when the target pane does not exist, so an empty
-// answer is turned into the not-found error tmux did not give.
-func (s Server) displayPane(ctx context.Context, pane PaneID, format string) (string, error) {
-	args := []string{"display-message", "-p", "-t", string(pane), format}
+// display expands format for target. tmux 3.3a's display-message exits 0
+// with an empty line when the target does not exist, so an empty answer is
+// turned into the not-found error tmux did not give.
+func (s Server) display(ctx context.Context, target, format string) (string, error) {
+	args := []string{"display-message", "-p", "-t", literalArg(target), format}
 	out, err := s.run(ctx, args...)
 	if err == nil && out == "" {
-		return "", &Error{Args: append(s.Args(), args...), Stderr: "can't find pane: " + string(pane)}
+		return "", &Error{Args: append(s.Args(), args...), Stderr: "can't find " + target}
 	}
 	return out, err
 }

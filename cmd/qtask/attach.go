@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -58,7 +57,7 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	}
 	pane := tmux.PaneID(t.PaneID)
 	inside := deps.Env.TmuxPane != ""
-	if inside && server != deps.Server() {
+	if inside && server.String() != deps.Server().String() {
 		return fmt.Errorf("task %s runs on another tmux server; from outside tmux run `qtask attach %s`, or `tmux %s attach`",
 			t.ID, t.ID, strings.Join(server.Args(), " "))
 	}
@@ -70,10 +69,5 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	case inside:
 		return server.SwitchTo(ctx, pane)
 	}
-	argv, err := server.AttachArgv(ctx, pane)
-	if err != nil {
-		return err
-	}
-	// Attaching needs this terminal: become tmux.
-	return syscall.Exec(argv[0], argv, deps.Environ)
+	return server.Attach(ctx, pane, deps.Environ)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -277,4 +278,27 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 	if end := h.wait(task.ID); !strings.HasSuffix(h.output(task.ID), "ready\nafter\n") || end.Status != tasks.StatusCompleted {
 		t.Fatalf("after promote: %s %q", end.Status, h.output(task.ID))
 	}
+}
+
+func TestPromoteByPaneStaysOnItsServer(t *testing.T) {
+	h := newHarness(t)
+	fg := h.runForeground(nil, "--", "echo ready; sleep 30")
+	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+	task := h.lastTask()
+	// Another server whose first pane has the same id.
+	other := filepath.Join(h.root, "other.sock")
+	if out, err := exec.Command("tmux", "-S", other, "-f", "/dev/null", "new-session", "-d", "-P", "-F", "#{pane_id}").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != task.PaneID {
+		t.Fatalf("second server's first pane is %q (%v), want the same id as the task's %s", out, err, task.PaneID)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-S", other, "kill-server").Run() })
+	r := h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "promote", "--pane", task.PaneID)
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing running in pane "+task.PaneID) {
+		t.Fatalf("promote of pane %s on another server: exit %d, %q %q; it must not touch this server's task",
+			task.PaneID, r.code, r.stdout, r.stderr)
+	}
+	if st := h.status(task.ID); st.Background {
+		t.Fatalf("the task on the first server was promoted by a promote aimed at another server")
+	}
+	h.mustQtask("stop", task.ID)
+	fg.wait(t)
 }

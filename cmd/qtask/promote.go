@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
@@ -69,7 +67,10 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 		if perr != nil {
 			return &UsageError{Err: perr}
 		}
-		res, err = promotePane(ctx, deps, store, cfg, pane)
+		res, err = shellhooks.PromotePane(ctx, store, shellhooks.PromoteOptions{
+			StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
+			Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes,
+		})
 	}
 	if res == nil {
 		return err
@@ -84,28 +85,6 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 		fmt.Fprintf(deps.IO.Out, "Promoted task %s to the background; output continues in %s\n", t.ID, t.OutputPath)
 	}
 	return err
-}
-
-// promotePane promotes what runs in pane: a qtask task, else a command a
-// human typed in a shell with qtask's hooks, else it says what ended there
-// last, or that nothing runs.
-func promotePane(ctx context.Context, deps *Deps, store *tasks.Store, cfg config.Config, pane tmux.PaneID) (*tasks.PromoteResult, error) {
-	res, err := store.PromotePane(ctx, pane, cfg.Session)
-	var nothing *tasks.NothingRunningError
-	if !errors.As(err, &nothing) {
-		return res, err
-	}
-	t, err := shellhooks.Promote(ctx, store, shellhooks.PromoteOptions{
-		StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
-		Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes,
-	})
-	if errors.As(err, new(*tasks.NothingRunningError)) && nothing.Ended != nil {
-		return &tasks.PromoteResult{Task: nothing.Ended, AlreadyFinished: true}, nil
-	}
-	if t == nil {
-		return nil, err
-	}
-	return &tasks.PromoteResult{Task: t, AlreadyFinished: !t.Running()}, err
 }
 
 // finishedText is how a promote that lost the race reports the end:

@@ -77,7 +77,7 @@ func (d *Deps) ConfigAndStore() (config.Config, *tasks.Store, error) {
 
 // Server is the tmux server qtask works on, by DESIGN.md's selection rule.
 func (d *Deps) Server() tmux.Server {
-	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX())
+	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX(), d.Env.TmuxTmpdir)
 }
 
 // UsageError is a mistake in how qtask was called: exit 2, with a hint.

@@ -174,9 +174,7 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		out.endLine()
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", end.ID, displayCommand(end.StatusText(), 200))
 	}
-	endedOnItsOwn := !res.TimedOut && end.Status != tasks.StatusCancelled &&
-		!strings.HasPrefix(end.Error, "terminated by signal") && !strings.HasPrefix(end.Error, "lost:")
-	if endedOnItsOwn && context.Cause(ctx) == nil {
+	if end.EndedByItself() {
 		if hint := agent.LongRunningHint(end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
 			out.endLine()
 			fmt.Fprintln(deps.IO.ErrOut, hint)
