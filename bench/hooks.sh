@@ -26,8 +26,10 @@ export TMUX_PANE=%9000
 
 commands() { for _ in $(seq "$N"); do echo ':'; done; }
 commands >"$tmp/plain.in"
-{ cat "$tmp/hooks.bash"; commands; } >"$tmp/bash-hooked.in"
-{ cat "$tmp/hooks.zsh"; commands; } >"$tmp/zsh-hooked.in"
+# Loaded the way the README says, with eval (typed into an interactive zsh
+# line by line, the snippet's comments would not be comments).
+{ echo "eval \"\$(cat $tmp/hooks.bash)\""; commands; } >"$tmp/bash-hooked.in"
+{ echo "eval \"\$(cat $tmp/hooks.zsh)\""; commands; } >"$tmp/zsh-hooked.in"
 cat >"$tmp/fish-loop.fish" <<FISH
 for i in (seq $N)
     emit fish_preexec ':'

@@ -7,17 +7,19 @@ if [[ -n "${TMUX_PANE:-}" && $- == *i* && -z "${__qtask_hooked:-}" ]]; then
   __qtask_file={{.State}}/panes/"${TMUX_PANE#%}"
   __qtask_armed=
   __qtask_prev_debug=
+  # The command line comes from bash-preexec when it hands one over; else
+  # from history, when the line was saved as the entry the prompt expected;
+  # else (ignorespace, HISTIGNORE, history off) from $BASH_COMMAND. (No
+  # comments inside the functions: with interactive_comments off they would
+  # be taken for commands.)
   __qtask_preexec() {
     [[ -n "$__qtask_armed" && -z "${COMP_LINE:-}" ]] || return 0
     __qtask_armed=
     if [[ -n "${1:-}" ]]; then
-      # bash-preexec hands over the command line.
       printf '%s c\n%s\n' "$$" "$1" 2>/dev/null >|"$__qtask_file"
     elif [[ -o history && "$HISTCMD" == "$__qtask_hist" ]]; then
-      # Saved to history as the entry the prompt expected: the whole line.
       { printf '%s h\n' "$$"; HISTTIMEFORMAT= builtin history 1; } 2>/dev/null >|"$__qtask_file"
     else
-      # Not in history (ignorespace, HISTIGNORE, history off).
       printf '%s c\n%s\n' "$$" "$BASH_COMMAND" 2>/dev/null >|"$__qtask_file"
     fi
     return 0

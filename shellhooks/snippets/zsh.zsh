@@ -5,9 +5,11 @@ if [[ -n "${TMUX_PANE:-}" && -o interactive && -z "${__qtask_hooked:-}" ]]; then
   typeset -g __qtask_hooked=1
   typeset -g __qtask_bin={{.Bin}}
   typeset -g __qtask_file={{.State}}/panes/"${TMUX_PANE#%}"
+  # zsh reports a failed redirection on the shell's own stderr: the outer
+  # group's 2>/dev/null is what keeps a missing state dir silent. (No
+  # comments inside the functions: interactive zsh without
+  # interactive_comments would take them for commands.)
   __qtask_preexec() {
-    # zsh reports a failed redirection on the shell's own stderr: the outer
-    # group's 2>/dev/null is what keeps a missing state dir silent.
     { { print -r -- "$$ c"; print -r -- "$1"; } >|"$__qtask_file"; } 2>/dev/null
     return 0
   }
