@@ -30,16 +30,7 @@ func BenchmarkCapture(b *testing.B) {
 		if err := s.save(r); err != nil {
 			b.Fatal(err)
 		}
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			for n := 0; n < total; n += len(piece) {
-				pw.Write(piece)
-			}
-			pw.Close()
-		}()
+		pr := feedPipe(b, piece, total)
 		b.StartTimer()
 		if err := s.Capture(id, pr); err != nil {
 			b.Fatal(err)
@@ -61,16 +52,7 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			for n := 0; n < total; n += len(piece) {
-				pw.Write(piece)
-			}
-			pw.Close()
-		}()
+		pr := feedPipe(b, piece, total)
 		b.StartTimer()
 		if _, err := io.Copy(f, pr); err != nil {
 			b.Fatal(err)
@@ -78,4 +60,20 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 		f.Close()
 		pr.Close()
 	}
+}
+
+// feedPipe returns the read end of a pipe that is fed total bytes of piece,
+// one write per piece, as tmux feeds a pipe-pane.
+func feedPipe(b *testing.B, piece []byte, total int) *os.File {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		for n := 0; n < total; n += len(piece) {
+			pw.Write(piece)
+		}
+		pw.Close()
+	}()
+	return pr
 }
