@@ -8,13 +8,16 @@ import (
 	"time"
 )
 
+// The benchmarks' stream: pane-like CRLF lines, 16 MiB in all, written in
+// the small pieces tmux's pipe delivers.
+const benchStreamBytes = 16 << 20
+
+var benchPiece = bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog 0123456789\r\n"), 4096/56)
+
 // BenchmarkCapture pushes pane-like output (CRLF lines, written in the small
 // pieces tmux's pipe delivers) through Store.Capture into a capped file.
 func BenchmarkCapture(b *testing.B) {
-	line := []byte("the quick brown fox jumps over the lazy dog 0123456789\r\n")
-	piece := bytes.Repeat(line, 4096/len(line))
-	const total = 16 << 20
-	b.SetBytes(total)
+	b.SetBytes(benchStreamBytes)
 	for range b.N {
 		b.StopTimer()
 		s, err := OpenStore(b.TempDir())
@@ -30,7 +33,7 @@ func BenchmarkCapture(b *testing.B) {
 		if err := s.save(r); err != nil {
 			b.Fatal(err)
 		}
-		pr := feedPipe(b, piece, total)
+		pr := feedPipe(b)
 		b.StartTimer()
 		if err := s.Capture(id, pr); err != nil {
 			b.Fatal(err)
@@ -42,17 +45,14 @@ func BenchmarkCapture(b *testing.B) {
 // BenchmarkCaptureBaseline is the same stream copied to a file unchanged,
 // what `pipe-pane 'cat > file'` does.
 func BenchmarkCaptureBaseline(b *testing.B) {
-	line := []byte("the quick brown fox jumps over the lazy dog 0123456789\r\n")
-	piece := bytes.Repeat(line, 4096/len(line))
-	const total = 16 << 20
-	b.SetBytes(total)
+	b.SetBytes(benchStreamBytes)
 	for range b.N {
 		b.StopTimer()
 		f, err := os.Create(b.TempDir() + "/out")
 		if err != nil {
 			b.Fatal(err)
 		}
-		pr := feedPipe(b, piece, total)
+		pr := feedPipe(b)
 		b.StartTimer()
 		if _, err := io.Copy(f, pr); err != nil {
 			b.Fatal(err)
@@ -62,16 +62,16 @@ func BenchmarkCaptureBaseline(b *testing.B) {
 	}
 }
 
-// feedPipe returns the read end of a pipe that is fed total bytes of piece,
-// one write per piece, as tmux feeds a pipe-pane.
-func feedPipe(b *testing.B, piece []byte, total int) *os.File {
+// feedPipe returns the read end of a pipe fed the benchmark stream, one
+// write per piece, as tmux feeds a pipe-pane.
+func feedPipe(b *testing.B) *os.File {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
 	}
 	go func() {
-		for n := 0; n < total; n += len(piece) {
-			pw.Write(piece)
+		for n := 0; n < benchStreamBytes; n += len(benchPiece) {
+			pw.Write(benchPiece)
 		}
 		pw.Close()
 	}()
