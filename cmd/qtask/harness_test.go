@@ -18,7 +18,15 @@ import (
 // tests drive exactly what users run.
 var qtaskBin string
 
+// testBinEnv hands the built binary to a test binary re-executed by
+// isolated, so it is not built twice.
+const testBinEnv = "QTASK_TEST_BIN"
+
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(testBinEnv); bin != "" {
+		qtaskBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "qtask-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
