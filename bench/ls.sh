@@ -18,6 +18,8 @@ TARGET=10
 
 bench_setup
 bench_machine
+# Keep every task: the default keep_finished (200) would prune most of them.
+echo 'keep_finished = 0' >>"$QTASK_CONFIG"
 
 echo "ls: creating $TASKS tasks..."
 t0=$EPOCHREALTIME

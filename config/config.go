@@ -54,6 +54,11 @@ type Config struct {
 	// can still be inspected in tmux. TOML key "keep_promoted_pane".
 	// Default false.
 	KeepPromotedPane bool
+	// KeepFinished is how many finished tasks (the newest, with their
+	// output files) qtask keeps; older ones are pruned when a task starts.
+	// TOML key "keep_finished", an integer. Default 200; 0 keeps every
+	// task. Never negative. Running tasks are never pruned.
+	KeepFinished int
 }
 
 // The values Config.OnTimeout can take.
@@ -86,6 +91,7 @@ func Default() Config {
 		ForegroundTimeout: 2 * time.Minute,
 		OnTimeout:         OnTimeoutBackground,
 		KeepPromotedPane:  false,
+		KeepFinished:      200,
 	}
 }
 
@@ -257,6 +263,21 @@ var settings = []setting{
 			return ""
 		},
 		encode: func(c Config) any { return c.KeepPromotedPane },
+	},
+	{
+		name: "keep_finished",
+		decode: func(c *Config, v any) string {
+			n, ok := v.(int64)
+			if !ok {
+				return wantGot("a number of tasks such as 200 (0 keeps every task)", v)
+			}
+			if n < 0 || n > math.MaxInt32 {
+				return fmt.Sprintf("%d is out of range; want 0 (keep every task) to %d", n, math.MaxInt32)
+			}
+			c.KeepFinished = int(n)
+			return ""
+		},
+		encode: func(c Config) any { return c.KeepFinished },
 	},
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -57,6 +57,7 @@ func TestDefault(t *testing.T) {
 		ForegroundTimeout: 2 * time.Minute,
 		OnTimeout:         "background",
 		KeepPromotedPane:  false,
+		KeepFinished:      200,
 	}
 	if got != want {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -119,6 +120,8 @@ func TestLoadValid(t *testing.T) {
 		{"on_timeout background", `on_timeout = "background"`, func(*Config) {}},
 		{"on_timeout kill", `on_timeout = "kill"`, func(c *Config) { c.OnTimeout = OnTimeoutKill }},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
+		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
+		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
 		{"literal string", `shell = 'C:\bin\sh'`, func(c *Config) { c.Shell = `C:\bin\sh` }},
 		{"quoted key", `"shell" = "dash"`, func(c *Config) { c.Shell = "dash" }},
 		{"byte order mark", "\ufeffsession = \"bom\"", func(c *Config) { c.Session = "bom" }},
@@ -134,6 +137,7 @@ func TestLoadValid(t *testing.T) {
 			`foreground_timeout = "5m"`,
 			`on_timeout = "kill"`,
 			`keep_promoted_pane = true`,
+			`keep_finished = 7`,
 		}, "\n"), func(c *Config) {
 			*c = Config{
 				Shell:             "sh",
@@ -143,6 +147,7 @@ func TestLoadValid(t *testing.T) {
 				ForegroundTimeout: 5 * time.Minute,
 				OnTimeout:         OnTimeoutKill,
 				KeepPromotedPane:  true,
+				KeepFinished:      7,
 			}
 		}},
 	}
@@ -269,6 +274,12 @@ func TestLoadErrors(t *testing.T) {
 			`key "keep_promoted_pane": want true or false, got string "yes"`},
 		{"keep_promoted_pane integer", `keep_promoted_pane = 1`, 1, 22, "keep_promoted_pane",
 			`key "keep_promoted_pane": want true or false, got integer 1`},
+
+		// keep_finished
+		{"keep_finished negative", `keep_finished = -1`, 1, 17, "keep_finished",
+			`key "keep_finished": -1 is out of range; want 0 (keep every task) to 2147483647`},
+		{"keep_finished string", `keep_finished = "200"`, 1, 17, "keep_finished",
+			`key "keep_finished": want a number of tasks such as 200 (0 keeps every task), got string "200"`},
 
 		// Positions must survive values spanning lines and non-ASCII text.
 		{"after multi-line string", "shell = \"\"\"\nsession = 1\n\"\"\"\nstop_grace = 5\n", 4, 14, "stop_grace",
@@ -404,6 +415,7 @@ output_max_bytes = 33554432
 foreground_timeout = "2m"
 on_timeout = "background"
 keep_promoted_pane = false
+keep_finished = 200
 `
 	if buf.String() != want {
 		t.Errorf("Encode wrote\n%s\nwant\n%s", buf.String(), want)

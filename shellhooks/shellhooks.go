@@ -182,6 +182,28 @@ func TakePromoted(dir string, pane tmux.PaneID) (string, error) {
 	return strings.TrimSpace(string(data)), nil
 }
 
+// Forget removes the hook files a pruned task leaves in dir: the claim on
+// its pane, if it still names the task (the pane was killed before its
+// prompt hook ran), and the pane's own file, if the shell that wrote it is
+// gone. A live shell's file is left alone: pane ids come back after a tmux
+// server restarts.
+func Forget(dir string, t *tasks.Task) {
+	pane, err := tmux.ParsePaneID(t.PaneID)
+	if err != nil {
+		return // not a pane id: never a path to remove
+	}
+	if data, err := os.ReadFile(promotedFile(dir, pane)); err == nil && strings.TrimSpace(string(data)) == t.ID {
+		os.Remove(promotedFile(dir, pane))
+	}
+	data, err := os.ReadFile(paneFile(dir, pane))
+	if err != nil {
+		return
+	}
+	if fg, ok := parse(string(data)); ok && errors.Is(syscall.Kill(fg.ShellPID, 0), syscall.ESRCH) {
+		os.Remove(paneFile(dir, pane))
+	}
+}
+
 // PromoteOptions says which pane to promote and where it goes.
 type PromoteOptions struct {
 	StateDir       string

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -524,5 +525,53 @@ func TestBashHooksKeepExistingHooks(t *testing.T) {
 		if stdout != tc.want {
 			t.Errorf("%s: after loading the hooks the shell has %q, want %q: the user's own prompt hooks would break", tc.name, stdout, tc.want)
 		}
+	}
+}
+
+func TestForget(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	write := func(dir, name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name  string
+		pane  string
+		files map[string]string
+		left  []string
+	}{
+		{"claim and dead shell's file go", "%7", map[string]string{
+			"7.promoted": "ab12cd34\n", "7": strconv.Itoa(dead.Process.Pid) + " c\nmake\n",
+		}, nil},
+		{"another task's claim stays", "%7", map[string]string{"7.promoted": "ffffffff\n"}, []string{"7.promoted"}},
+		{"a live shell's file stays", "%7", map[string]string{"7": strconv.Itoa(os.Getpid()) + " c\nmake\n"}, []string{"7"}},
+		{"an idle pane's file stays", "%7", map[string]string{"7": ""}, []string{"7"}},
+		{"other panes untouched", "%7", map[string]string{"8.promoted": "ab12cd34\n"}, []string{"8.promoted"}},
+		{"no pane id", "", map[string]string{"7.promoted": "ab12cd34\n"}, []string{"7.promoted"}},
+		{"a path is no pane id", "%7/../8", map[string]string{"8.promoted": "ab12cd34\n"}, []string{"8.promoted"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range c.files {
+				write(dir, name, text)
+			}
+			Forget(dir, &tasks.Task{ID: "ab12cd34", PaneID: c.pane})
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, e := range entries {
+				left = append(left, e.Name())
+			}
+			if !slices.Equal(left, c.left) {
+				t.Errorf("left %q, want %q", left, c.left)
+			}
+		})
 	}
 }

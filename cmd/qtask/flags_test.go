@@ -41,6 +41,8 @@ func capturingCmd(t *testing.T, name string, deps *Deps, got *any) *cobra.Comman
 		return NewCmdLs(deps, func(_ context.Context, o *LsOptions) error { *got = *o; return nil })
 	case "status":
 		return NewCmdStatus(deps, func(_ context.Context, o *StatusOptions) error { *got = *o; return nil })
+	case "prune":
+		return NewCmdPrune(deps, func(_ context.Context, o *PruneOptions) error { *got = *o; return nil })
 	}
 	t.Fatalf("no capturing constructor for %q", name)
 	return nil
@@ -119,6 +121,19 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"ls", "extra"}, nil},
 		{[]string{"status", "--json", "abc"}, StatusOptions{ID: "abc", JSON: true}},
 		{[]string{"status"}, nil},
+
+		{[]string{"prune"}, PruneOptions{}},
+		{[]string{"prune", "--dry-run", "--json"}, PruneOptions{DryRun: true, JSON: true}},
+		{[]string{"prune", "--all-finished"}, PruneOptions{AllFinished: true}},
+		{[]string{"prune", "--older-than", "7d"}, PruneOptions{OlderThan: 7 * 24 * time.Hour}},
+		{[]string{"prune", "--older-than", "90m"}, PruneOptions{OlderThan: 90 * time.Minute}},
+		{[]string{"prune", "--older-than", "0s"}, nil},
+		{[]string{"prune", "--older-than", "-1h"}, nil},
+		{[]string{"prune", "--older-than", "-1d"}, nil},
+		{[]string{"prune", "--older-than", "week"}, nil},
+		{[]string{"prune", "--older-than", "1.5d"}, nil},
+		{[]string{"prune", "--older-than", "1d", "--all-finished"}, nil},
+		{[]string{"prune", "abc"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -123,6 +123,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	autoPrune(deps, store, cfg.KeepFinished)
 	if !opts.Background {
 		return runForeground(ctx, deps, store, t, cfg, opts)
 	}

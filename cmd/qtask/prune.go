@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/shellhooks"
+	"github.com/qtask/qtask/tasks"
+)
+
+// PruneOptions are the parsed flags of `qtask prune`.
+type PruneOptions struct {
+	OlderThan   time.Duration // 0: not given
+	AllFinished bool
+	DryRun      bool
+	JSON        bool
+}
+
+// NewCmdPrune builds `qtask prune`.
+func NewCmdPrune(deps *Deps, runF func(context.Context, *PruneOptions) error) *cobra.Command {
+	opts := &PruneOptions{}
+	var olderThan string
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than AGE | --all-finished] [--dry-run]",
+		Short: "Remove finished tasks and their output files",
+		Long: `Remove finished tasks with everything that belongs to them: the record, the
+output file and any shell-hook file left for their pane. Running tasks are
+never removed.
+
+Without flags, prune keeps the newest keep_finished finished tasks (from the
+config, default 200; 0 keeps all), as every qtask run does by itself.`,
+		Example: `  qtask prune --dry-run
+  qtask prune --older-than 7d
+  qtask prune --all-finished`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("older-than") {
+				d, err := parseAge(olderThan)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--older-than: %w", err)}
+				}
+				opts.OlderThan = d
+				if opts.AllFinished {
+					return usageErrorf("prune: give --older-than or --all-finished, not both")
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPrune(deps, opts)
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove finished tasks that ended longer ago than AGE (e.g. 90m, 12h, 7d)")
+	cmd.Flags().BoolVar(&opts.AllFinished, "all-finished", false, "remove every finished task")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be removed; remove nothing")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the removed tasks as a JSON array of task objects")
+	return cmd
+}
+
+// parseAge reads a duration as Go writes it ("90m", "1h30m") or a whole
+// number of days ("7d"); it must be more than zero.
+func parseAge(s string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > 100_000 {
+			return 0, fmt.Errorf("%q is not an age such as 90m, 12h or 7d", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%q is not an age such as 90m, 12h or 7d", s)
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be more than zero", s)
+	}
+	return d, nil
+}
+
+func runPrune(deps *Deps, opts *PruneOptions) error {
+	cfg, store, err := deps.ConfigAndStore()
+	if err != nil {
+		return err
+	}
+	pruned, warnings, err := store.Prune(tasks.PruneOptions{
+		Keep:      cfg.KeepFinished,
+		OlderThan: opts.OlderThan,
+		All:       opts.AllFinished,
+		DryRun:    opts.DryRun,
+		Forget:    forgetPanes(deps),
+	})
+	for _, w := range warnings {
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: warning: %s\n", displayCommand(w, maxErrorWidth))
+	}
+	if opts.JSON {
+		if pruned == nil {
+			pruned = []*tasks.Task{}
+		}
+		if jerr := writeJSON(deps.IO.Out, pruned); err == nil {
+			err = jerr
+		}
+		return err
+	}
+	verb := "Removed"
+	if opts.DryRun {
+		verb = "Would remove"
+	}
+	for _, t := range pruned {
+		fmt.Fprintf(deps.IO.Out, "%s task %s: %s\n", verb, displayCommand(t.ID, 16), displayCommand(t.Label(), 72))
+	}
+	if len(pruned) == 0 && err == nil {
+		fmt.Fprintln(deps.IO.Out, "Nothing to prune.")
+	}
+	return err
+}
+
+// forgetPanes removes the shell hooks' files of a pruned task.
+func forgetPanes(deps *Deps) func(*tasks.Task) {
+	dir := shellhooks.Dir(deps.Env.StateDir)
+	return func(t *tasks.Task) { shellhooks.Forget(dir, t) }
+}
+
+// autoPrune keeps the newest keep_finished finished tasks as a run starts.
+// It is cheap when there is nothing to do, and a failure only warns: the
+// task has started either way.
+func autoPrune(deps *Deps, store *tasks.Store, keep int) {
+	_, warnings, err := store.AutoPrune(keep, forgetPanes(deps))
+	if err != nil {
+		warnings = append(warnings, "prune finished tasks: "+err.Error())
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: warning: %s\n", displayCommand(w, maxErrorWidth))
+	}
+}

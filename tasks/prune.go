@@ -1,0 +1,223 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PruneOptions chooses the finished tasks Prune removes. All and OlderThan
+// select by themselves; with neither, Prune keeps the newest Keep finished
+// tasks. Running tasks are never selected.
+type PruneOptions struct {
+	// Keep is how many finished tasks survive, the most recently ended
+	// ones; 0 keeps them all.
+	Keep int
+	// OlderThan selects every finished task that ended longer ago than it.
+	OlderThan time.Duration
+	// All selects every finished task.
+	All bool
+	// DryRun decides and reports, and removes nothing.
+	DryRun bool
+	// Forget removes what another package keeps for a removed task (the
+	// shell hooks' pane files); nil if nothing.
+	Forget func(*Task)
+}
+
+// Prune removes finished tasks with everything that belongs to them: the
+// record, the output file, and any leftover spec or temp file. It returns
+// the tasks removed (with DryRun, the ones that would be), oldest end
+// first, and warnings about records it could not read, which it leaves alone.
+func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
+	list, warnings, err := s.List(Filter{})
+	if err != nil {
+		return nil, nil, err
+	}
+	chosen := choosePrunable(list, opts, time.Now())
+	if opts.DryRun || len(chosen) == 0 {
+		return chosen, warnings, nil
+	}
+	removed, err := s.remove(chosen)
+	if err == nil {
+		err = s.markPruned()
+	}
+	if opts.Forget != nil {
+		for _, t := range removed {
+			opts.Forget(t)
+		}
+	}
+	return removed, warnings, err
+}
+
+// choosePrunable picks from list the finished tasks opts selects, oldest
+// end first.
+func choosePrunable(list []*Task, opts PruneOptions, now time.Time) []*Task {
+	var finished []*Task
+	for _, t := range list {
+		if !t.Running() {
+			finished = append(finished, t)
+		}
+	}
+	slices.SortStableFunc(finished, func(a, b *Task) int { return endOf(a).Compare(endOf(b)) })
+	switch {
+	case opts.All:
+		return finished
+	case opts.OlderThan > 0:
+		cut := now.Add(-opts.OlderThan)
+		n := 0
+		for n < len(finished) && endOf(finished[n]).Before(cut) {
+			n++
+		}
+		return finished[:n]
+	case opts.Keep > 0 && len(finished) > opts.Keep:
+		return finished[:len(finished)-opts.Keep]
+	}
+	return nil
+}
+
+// endOf is when a finished task ended; a record without an end time (only
+// a hand-edited one) counts as ending when it started.
+func endOf(t *Task) time.Time {
+	if t.EndedAt != nil {
+		return *t.EndedAt
+	}
+	return t.StartedAt
+}
+
+// remove deletes the files of the chosen tasks under the state lock,
+// re-reading each record first: a task is removed only if it is still
+// finished. The record goes last, so a removal that fails half-way leaves
+// a task that the next prune finds and finishes, never a stray file.
+func (s *Store) remove(chosen []*Task) ([]*Task, error) {
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	owned, err := s.filesByTask()
+	if err != nil {
+		return nil, err
+	}
+	var removed []*Task
+	var errs []error
+	for _, t := range chosen {
+		r, err := s.load(t.ID)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed by someone else meanwhile
+		}
+		if err != nil || r.Running() {
+			continue // unreadable now, or (hand-edited) running again: not ours to remove
+		}
+		if err := removeFiles(append(owned[t.ID], s.recordPath(t.ID))); err != nil {
+			errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
+			continue
+		}
+		removed = append(removed, &r.Task)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// filesByTask maps each task id to the files that belong to it besides its
+// record, found by name: the output file, a spec never taken, and the temp
+// files an interrupted atomic write or output rotation left behind. The
+// paths are built from directory entries, never from what a record says.
+func (s *Store) filesByTask() (map[string][]string, error) {
+	owned := make(map[string][]string)
+	for _, dir := range []string{s.tasksDir(), s.outputDir()} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", dir, err)
+		}
+		for _, e := range entries {
+			if id, ok := fileOwner(e.Name()); ok {
+				owned[id] = append(owned[id], filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return owned, nil
+}
+
+// fileOwner names the task a state file belongs to, other than its
+// record: "ID.log", "ID.spec", ".ID.json.tmp…", ".ID.log.rotate-…".
+func fileOwner(name string) (string, bool) {
+	if temp, ok := strings.CutPrefix(name, "."); ok {
+		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
+			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
+				return id, true
+			}
+		}
+		return "", false
+	}
+	for _, ext := range []string{".log", ".spec"} {
+		if id, ok := strings.CutSuffix(name, ext); ok && id != "" {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// removeFiles removes paths in order; one already gone is no error.
+func removeFiles(paths []string) error {
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// AutoPrune is the check every start makes: it keeps the newest keep
+// finished tasks (0: all), cheaply. Counting record files is one directory
+// read; the records themselves are read only once the count has grown by
+// a batch (a tenth of keep) past what the last prune left, so a store
+// sitting at its limit does not pay for reading every record at every start.
+func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, error) {
+	if keep <= 0 {
+		return nil, nil, nil
+	}
+	ids, err := s.ids()
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(ids); n <= keep || n <= s.prunedCount()+keep/10 {
+		return nil, nil, nil
+	}
+	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget})
+	if err == nil && len(removed) == 0 {
+		// Nothing was old enough (many tasks running): remember the count
+		// so the next starts do not read every record again.
+		err = s.markPruned()
+	}
+	return removed, warnings, err
+}
+
+// prunedPath holds the number of records left by the last prune.
+func (s *Store) prunedPath() string { return filepath.Join(s.dir, "pruned") }
+
+// markPruned records how many records there are now, for AutoPrune.
+func (s *Store) markPruned() error {
+	ids, err := s.ids()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.prunedPath(), []byte(strconv.Itoa(len(ids))+"\n"))
+}
+
+// prunedCount is what markPruned last wrote; 0 if nothing (or garbage).
+func (s *Store) prunedCount() int {
+	data, err := os.ReadFile(s.prunedPath())
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,204 @@
+package tasks
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestChoosePrunable(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *time.Time { at := now.Add(-d); return &at }
+	// Listed by start, as List returns them; "d" started first but ended last.
+	list := []*Task{
+		{ID: "d", Status: StatusCompleted, StartedAt: now.Add(-50 * time.Hour), EndedAt: ago(time.Minute)},
+		{ID: "a", Status: StatusFailed, StartedAt: now.Add(-40 * time.Hour), EndedAt: ago(30 * time.Hour)},
+		{ID: "r", Status: StatusRunning, StartedAt: now.Add(-30 * time.Hour)},
+		{ID: "b", Status: StatusCancelled, StartedAt: now.Add(-20 * time.Hour), EndedAt: ago(10 * time.Hour)},
+		{ID: "c", Status: StatusCompleted, StartedAt: now.Add(-3 * time.Hour), EndedAt: ago(2 * time.Hour)},
+	}
+	cases := []struct {
+		name string
+		opts PruneOptions
+		want []string
+	}{
+		{"keep newest two", PruneOptions{Keep: 2}, []string{"a", "b"}},
+		{"keep more than there are", PruneOptions{Keep: 5}, nil},
+		{"keep exactly as many", PruneOptions{Keep: 4}, nil},
+		{"keep zero keeps all", PruneOptions{}, nil},
+		{"older than 5h", PruneOptions{OlderThan: 5 * time.Hour}, []string{"a", "b"}},
+		{"older than 5h ignores keep", PruneOptions{Keep: 1, OlderThan: 5 * time.Hour}, []string{"a", "b"}},
+		{"older than 100h", PruneOptions{OlderThan: 100 * time.Hour}, nil},
+		{"all finished", PruneOptions{All: true}, []string{"a", "b", "c", "d"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, task := range choosePrunable(list, c.opts, now) {
+				got = append(got, task.ID)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("choosePrunable(%+v) = %q, want %q (oldest end first, never running)", c.opts, got, c.want)
+			}
+		})
+	}
+}
+
+func TestFileOwner(t *testing.T) {
+	cases := []struct {
+		name, id string
+		ok       bool
+	}{
+		{"0123abcd.log", "0123abcd", true},
+		{"0123abcd.spec", "0123abcd", true},
+		{".0123abcd.json.tmp123456", "0123abcd", true},
+		{".0123abcd.log.rotate-ABCDEF", "0123abcd", true},
+		{"0123abcd.json", "", false}, // the record itself is removed last, on its own
+		{".log", "", false},
+		{"..json.tmp1", "", false},
+		{"lock", "", false},
+		{".hidden", "", false},
+	}
+	for _, c := range cases {
+		id, ok := fileOwner(c.name)
+		if id != c.id || ok != c.ok {
+			t.Errorf("fileOwner(%q) = %q, %v; want %q, %v", c.name, id, ok, c.id, c.ok)
+		}
+	}
+}
+
+// saveFinished stores a completed task that ended at end, with an output file.
+func saveFinished(t *testing.T, s *Store, id string, end time.Time) {
+	t.Helper()
+	zero := 0
+	r := &record{Task: Task{
+		ID: id, Kind: KindShell, Command: "echo " + id, Status: StatusCompleted, ExitCode: &zero,
+		StartedAt: end.Add(-time.Second), EndedAt: &end, OutputPath: s.outputPath(id),
+	}}
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.outputPath(id), []byte(id+"\n"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveAlive stores a running task whose wrapper is this test process, so
+// reconcile leaves it running.
+func saveAlive(t *testing.T, s *Store, id string, started time.Time) {
+	t.Helper()
+	r := saveRunning(t, s, id, started)
+	r.WrapperPID, r.WrapperStart = os.Getpid(), processStart(os.Getpid())
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPruneRemovesEverythingOfTheTaskOnly(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	saveFinished(t, s, "0000000a", base)
+	saveFinished(t, s, "0000000b", base.Add(time.Minute))
+	saveFinished(t, s, "0000000c", base.Add(2*time.Minute))
+	// Leftovers of the oldest: an untaken spec, an interrupted record write
+	// and an interrupted output rotation.
+	for _, p := range []string{
+		s.specPath("0000000a"),
+		filepath.Join(s.tasksDir(), ".0000000a.json.tmp42"),
+		filepath.Join(s.outputDir(), ".0000000a.log.rotate-XYZ"),
+	} {
+		if err := os.WriteFile(p, nil, fileMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A running task older than all of them, and a start in progress (its
+	// output file exists, its record not yet): neither may be touched.
+	saveAlive(t, s, "0000000e", base.Add(-time.Hour))
+	if err := os.WriteFile(s.outputPath("0000000e"), nil, fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.outputPath("0000000f"), nil, fileMode); err != nil {
+		t.Fatal(err)
+	}
+
+	var forgotten []string
+	removed, warnings, err := s.Prune(PruneOptions{Keep: 1, Forget: func(t *Task) { forgotten = append(forgotten, t.ID) }})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Prune: %v, warnings %q", err, warnings)
+	}
+	var ids []string
+	for _, r := range removed {
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"0000000a", "0000000b"}; !slices.Equal(ids, want) || !slices.Equal(forgotten, want) {
+		t.Errorf("removed %q, forgot %q; want both %q", ids, forgotten, want)
+	}
+	assertOnlyEntries(t, s.tasksDir(), "0000000c.json", "0000000e.json")
+	assertOnlyEntries(t, s.outputDir(), "0000000c.log", "0000000e.log", "0000000f.log")
+}
+
+func TestPruneDryRunRemovesNothing(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	saveFinished(t, s, "0000000a", base)
+	saveFinished(t, s, "0000000b", base.Add(time.Minute))
+	removed, _, err := s.Prune(PruneOptions{All: true, DryRun: true, Forget: func(*Task) { t.Error("Forget called by a dry run") }})
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("dry run = %d tasks, %v; want 2", len(removed), err)
+	}
+	assertOnlyEntries(t, s.tasksDir(), "0000000a.json", "0000000b.json")
+	assertOnlyEntries(t, s.outputDir(), "0000000a.log", "0000000b.log")
+}
+
+func TestAutoPruneReadsRecordsOnlyPastABatch(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range 25 {
+		saveFinished(t, s, "000000"+strconv.Itoa(10+i), base.Add(time.Duration(i)*time.Second))
+	}
+	removed, _, err := s.AutoPrune(20, nil)
+	if err != nil || len(removed) != 5 {
+		t.Fatalf("AutoPrune(20) over 25 finished = %d removed, %v; want 5", len(removed), err)
+	}
+	// Two more tasks: within the batch (20/10), so no record is read. A
+	// corrupt record would be reported if they were.
+	saveFinished(t, s, "00000050", base.Add(time.Minute))
+	if err := os.WriteFile(s.recordPath("00000051"), []byte("{"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	removed, warnings, err := s.AutoPrune(20, nil)
+	if err != nil || len(removed) != 0 || len(warnings) != 0 {
+		t.Fatalf("AutoPrune within the batch = %d removed, warnings %q, %v; want nothing read", len(removed), warnings, err)
+	}
+	// One more: past the batch, the oldest go, the corrupt record stays.
+	saveFinished(t, s, "00000052", base.Add(2*time.Minute))
+	removed, warnings, err = s.AutoPrune(20, nil)
+	if err != nil || len(removed) != 2 || len(warnings) != 1 {
+		t.Fatalf("AutoPrune past the batch = %d removed, warnings %q, %v; want 2 removed, 1 warning", len(removed), warnings, err)
+	}
+	if _, err := os.Stat(s.recordPath("00000051")); err != nil {
+		t.Errorf("a record prune could not read was removed: %v", err)
+	}
+	// keep 0 keeps everything.
+	if removed, _, err := s.AutoPrune(0, nil); err != nil || len(removed) != 0 {
+		t.Errorf("AutoPrune(0) = %d removed, %v; want none", len(removed), err)
+	}
+}
+
+func TestAutoPruneNeverRemovesRunning(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range 5 {
+		saveAlive(t, s, "0000001"+strconv.Itoa(i), base)
+	}
+	removed, _, err := s.AutoPrune(2, nil)
+	if err != nil || len(removed) != 0 {
+		t.Fatalf("AutoPrune(2) with 5 running = %d removed, %v; want none", len(removed), err)
+	}
+	if ids, _ := s.ids(); len(ids) != 5 {
+		t.Errorf("%d records left, want all 5 running tasks", len(ids))
+	}
+}
