@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
 )
@@ -266,9 +267,7 @@ var awkwardPaths = []string{
 // session without a terminal and a minimal environment plus env.
 func shellCmd(t *testing.T, argv []string, script string, env ...string) (stdout, stderr string) {
 	t.Helper()
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		t.Skipf("%s not installed", argv[0])
-	}
+	testenv.NeedProgram(t, argv[0])
 	home := t.TempDir()
 	cmd := exec.Command(argv[0], append(argv[1:], script)...)
 	cmd.Env = append([]string{
@@ -296,12 +295,14 @@ func TestQuoteRoundTrip(t *testing.T) {
 		{"fish", []string{"fish", "--no-config", "-c"}, fishQuote},
 	}
 	for _, sh := range shells {
-		for _, s := range awkwardPaths {
-			got, _ := shellCmd(t, sh.argv, "printf '%s' "+sh.quote(s))
-			if got != s {
-				t.Errorf("%s reads the quoted path %s as %q, want %q: the hooks would call a wrong binary or write to a wrong state dir", sh.name, sh.quote(s), got, s)
+		t.Run(sh.name, func(t *testing.T) {
+			for _, s := range awkwardPaths {
+				got, _ := shellCmd(t, sh.argv, "printf '%s' "+sh.quote(s))
+				if got != s {
+					t.Errorf("%s reads the quoted path %s as %q, want %q: the hooks would call a wrong binary or write to a wrong state dir", sh.name, sh.quote(s), got, s)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -351,30 +352,32 @@ true`,
 
 func TestSnippetLeavesOtherShellsAlone(t *testing.T) {
 	for _, sh := range hookShells {
-		name := sh.name
-		snip, err := Snippet(name, "/usr/bin/qtask", "/tmp/qtask-state")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases := []struct {
-			what string
-			argv []string
-			env  []string
-		}{
-			{"an interactive shell outside tmux", sh.interactive, nil},
-			{"a script inside tmux", sh.script, []string{"TMUX_PANE=%7"}},
-		}
-		for _, tc := range cases {
-			out := t.TempDir()
-			stdout, _ := shellCmd(t, tc.argv, sh.load+"\n"+probes[name],
-				append(tc.env, "SNIP="+snip, "OUT="+out)...)
-			if stdout != "" {
-				t.Errorf("%s hooks loaded in %s defined:\n%s", name, tc.what, stdout)
+		t.Run(sh.name, func(t *testing.T) {
+			name := sh.name
+			snip, err := Snippet(name, "/usr/bin/qtask", "/tmp/qtask-state")
+			if err != nil {
+				t.Fatal(err)
 			}
-			if load, err := os.ReadFile(filepath.Join(out, "load")); err != nil || len(load) != 0 {
-				t.Errorf("%s hooks loaded in %s printed %q (%v), want nothing", name, tc.what, load, err)
+			cases := []struct {
+				what string
+				argv []string
+				env  []string
+			}{
+				{"an interactive shell outside tmux", sh.interactive, nil},
+				{"a script inside tmux", sh.script, []string{"TMUX_PANE=%7"}},
 			}
-		}
+			for _, tc := range cases {
+				out := t.TempDir()
+				stdout, _ := shellCmd(t, tc.argv, sh.load+"\n"+probes[name],
+					append(tc.env, "SNIP="+snip, "OUT="+out)...)
+				if stdout != "" {
+					t.Errorf("%s hooks loaded in %s defined:\n%s", name, tc.what, stdout)
+				}
+				if load, err := os.ReadFile(filepath.Join(out, "load")); err != nil || len(load) != 0 {
+					t.Errorf("%s hooks loaded in %s printed %q (%v), want nothing", name, tc.what, load, err)
+				}
+			}
+		})
 	}
 }
 
@@ -429,63 +432,65 @@ var wantDefined = map[string]string{
 // need quoting, and checks what the hooks define, record and report.
 func TestSnippetInTmuxPane(t *testing.T) {
 	for _, sh := range hookShells {
-		name := sh.name
-		base := filepath.Join(t.TempDir(), `we ird'"$x\#`)
-		state := filepath.Join(base, "state dir")
-		if err := Prepare(state); err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(base, "q't $bin")
-		if err := os.WriteFile(bin, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >\"$ARGS\"\n"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		snip, err := Snippet(name, bin, state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := t.TempDir()
-		args := filepath.Join(out, "args")
-		script := sh.load + "\n" + sh.load + "\n" + probes[name] + "\n" + runHooks[name]
-		stdout, stderr := shellCmd(t, sh.interactive, script,
-			"SNIP="+snip, "OUT="+out, "STATE="+state, "ARGS="+args, "TMUX_PANE=%7")
+		t.Run(sh.name, func(t *testing.T) {
+			name := sh.name
+			base := filepath.Join(t.TempDir(), `we ird'"$x\#`)
+			state := filepath.Join(base, "state dir")
+			if err := Prepare(state); err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(base, "q't $bin")
+			if err := os.WriteFile(bin, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >\"$ARGS\"\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			snip, err := Snippet(name, bin, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			args := filepath.Join(out, "args")
+			script := sh.load + "\n" + sh.load + "\n" + probes[name] + "\n" + runHooks[name]
+			stdout, stderr := shellCmd(t, sh.interactive, script,
+				"SNIP="+snip, "OUT="+out, "STATE="+state, "ARGS="+args, "TMUX_PANE=%7")
 
-		defined, rest, found := strings.Cut(stdout, "pid=")
-		if defined != wantDefined[name] {
-			t.Errorf("%s hooks in a tmux pane defined:\n%s\nwant:\n%s", name, defined, wantDefined[name])
-		}
-		if load, err := os.ReadFile(filepath.Join(out, "load")); err != nil || len(load) != 0 {
-			t.Errorf("%s hooks printed %q (%v) while loading, want nothing", name, load, err)
-		}
-		if !found {
-			t.Errorf("%s: the hook run did not complete:\n%s\nstderr:\n%s", name, stdout, stderr)
-			continue
-		}
-		pidText, after, _ := strings.Cut(rest, "\n")
-		if after != wantAfterHooks[name] {
-			t.Errorf("%s hook run printed:\n%s\nwant:\n%s", name, after, wantAfterHooks[name])
-		}
+			defined, rest, found := strings.Cut(stdout, "pid=")
+			if defined != wantDefined[name] {
+				t.Errorf("%s hooks in a tmux pane defined:\n%s\nwant:\n%s", name, defined, wantDefined[name])
+			}
+			if load, err := os.ReadFile(filepath.Join(out, "load")); err != nil || len(load) != 0 {
+				t.Errorf("%s hooks printed %q (%v) while loading, want nothing", name, load, err)
+			}
+			if !found {
+				t.Errorf("%s: the hook run did not complete:\n%s\nstderr:\n%s", name, stdout, stderr)
+				return
+			}
+			pidText, after, _ := strings.Cut(rest, "\n")
+			if after != wantAfterHooks[name] {
+				t.Errorf("%s hook run printed:\n%s\nwant:\n%s", name, after, wantAfterHooks[name])
+			}
 
-		// While the command runs, the pane file names the shell and command.
-		running, err := os.ReadFile(filepath.Join(out, "running"))
-		if err != nil {
-			t.Errorf("%s preexec hook wrote no pane file under %q: promote would find nothing running (%v)", name, state, err)
-		} else if fg, ok := parse(string(running)); !ok || strconv.Itoa(fg.ShellPID) != pidText || fg.Command != "make -j8" {
-			t.Errorf("%s preexec hook wrote %q: parsed as shell %d running %q (ok=%v), want shell %s running %q",
-				name, running, fg.ShellPID, fg.Command, ok, pidText, "make -j8")
-		}
+			// While the command runs, the pane file names the shell and command.
+			running, err := os.ReadFile(filepath.Join(out, "running"))
+			if err != nil {
+				t.Errorf("%s preexec hook wrote no pane file under %q: promote would find nothing running (%v)", name, state, err)
+			} else if fg, ok := parse(string(running)); !ok || strconv.Itoa(fg.ShellPID) != pidText || fg.Command != "make -j8" {
+				t.Errorf("%s preexec hook wrote %q: parsed as shell %d running %q (ok=%v), want shell %s running %q",
+					name, running, fg.ShellPID, fg.Command, ok, pidText, "make -j8")
+			}
 
-		// After it, the prompt hook reported the status to qtask and
-		// cleared the pane file.
-		gotArgs, err := os.ReadFile(args)
-		wantArgs := []string{"_pane-done", "--state-dir", state, "--status", "3"}
-		if err != nil {
-			t.Errorf("%s prompt hook did not run %q for a promoted pane: the task would never settle (%v)", name, bin, err)
-		} else if got := strings.Split(strings.TrimSuffix(string(gotArgs), "\n"), "\n"); !slices.Equal(got, wantArgs) {
-			t.Errorf("%s prompt hook ran qtask with %q, want %q", name, got, wantArgs)
-		}
-		if _, ok, err := Read(Dir(state), "%7"); ok || err != nil {
-			t.Errorf("%s: after the prompt hook the pane still reads as running (ok=%v, err=%v): a second promote would adopt a finished command", name, ok, err)
-		}
+			// After it, the prompt hook reported the status to qtask and
+			// cleared the pane file.
+			gotArgs, err := os.ReadFile(args)
+			wantArgs := []string{"_pane-done", "--state-dir", state, "--status", "3"}
+			if err != nil {
+				t.Errorf("%s prompt hook did not run %q for a promoted pane: the task would never settle (%v)", name, bin, err)
+			} else if got := strings.Split(strings.TrimSuffix(string(gotArgs), "\n"), "\n"); !slices.Equal(got, wantArgs) {
+				t.Errorf("%s prompt hook ran qtask with %q, want %q", name, got, wantArgs)
+			}
+			if _, ok, err := Read(Dir(state), "%7"); ok || err != nil {
+				t.Errorf("%s: after the prompt hook the pane still reads as running (ok=%v, err=%v): a second promote would adopt a finished command", name, ok, err)
+			}
+		})
 	}
 }
 

@@ -24,11 +24,13 @@ type PaneInfo struct {
 	WindowPanes int  // panes in the pane's window
 }
 
-// fieldSep separates format fields. Every field but the last is an id or a
-// number; the one free-text field (the path, which tmux prints raw and may
-// hold any byte) comes last and the line is split with a count, so nothing
-// in it can shift the others.
-const fieldSep = "\x1f"
+// fieldSep separates format fields. It is printable ASCII because tmux 3.3a
+// rewrites every non-printable byte of -F output (a \x1f came back as "_")
+// when the client has no UTF-8 locale; no id or number can hold it. Every
+// field but the last is an id or a number; the one free-text field (the path,
+// which may hold any byte, "|" included) comes last and the line is split
+// with a count, so nothing in it can shift the others.
+const fieldSep = "|"
 
 var paneFormat = strings.Join([]string{
 	"#{pane_id}", "#{window_id}", "#{session_id}", "#{pane_pid}",

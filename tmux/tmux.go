@@ -40,19 +40,33 @@ var (
 	ErrDuplicateSession = errors.New("tmux session already exists")
 )
 
-// Error is a failed tmux invocation: the argv that ran and what tmux said.
+// Error is a failed tmux invocation: the command that ran and what tmux said.
+// Args are the command's arguments without the server selector (the socket
+// path is noise to a user and the same for every call).
 type Error struct {
 	Args   []string
 	Stderr string
 	Err    error
 }
 
+// Error is the short form users see: the tmux command's name and tmux's own
+// reason ("tmux kill-pane: can't find pane: %9"), never the whole argv,
+// which repeats the user's command and socket path.
 func (e *Error) Error() string {
+	verb := "command"
+	if len(e.Args) > 0 {
+		verb = e.Args[0]
+	}
+	return fmt.Sprintf("tmux %s: %s", verb, e.Reason())
+}
+
+// Reason is why tmux failed, in tmux's words when it gave any.
+func (e *Error) Reason() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
 	}
-	return fmt.Sprintf("tmux %s: %s", strings.Join(e.Args, " "), msg)
+	return msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -143,16 +157,28 @@ func (s Server) Args() []string {
 }
 
 // run is the exec seam: tmux with this server's selector and args as argv.
+//
+// -u tells tmux the client speaks UTF-8 whatever the locale: without it and
+// without a UTF-8 LANG (a bare container, env -i), tmux 3.3a rewrites every
+// non-ASCII byte of its output to "_" and mangles non-ASCII names we pass.
+//
+// tmux can exit 0 yet fail before running the command at all ("error
+// creating /missing/dir/sock" when the socket directory does not exist):
+// stderr with no output is a failure, with tmux's reason.
 func (s Server) run(ctx context.Context, args ...string) (string, error) {
 	if !installed() {
 		return "", ErrNotInstalled
 	}
-	argv := append(s.Args(), args...)
+	argv := append(append([]string{"-u"}, s.Args()...), args...)
 	cmd := exec.CommandContext(ctx, "tmux", argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", &Error{Args: argv, Stderr: stderr.String(), Err: err}
+	err := cmd.Run()
+	if err == nil && stdout.Len() == 0 && strings.TrimSpace(stderr.String()) != "" {
+		err = errors.New("tmux printed an error")
+	}
+	if err != nil {
+		return "", &Error{Args: args, Stderr: stderr.String(), Err: err}
 	}
 	return strings.TrimRight(stdout.String(), "\n"), nil
 }

@@ -41,7 +41,7 @@ func TestErrorIsClassifiesStderr(t *testing.T) {
 		{"", ""},
 	}
 	for _, c := range cases {
-		err := error(&Error{Args: []string{"-L", "qtask", "kill-pane", "-t", "%9"}, Stderr: c.stderr, Err: errors.New("exit status 1")})
+		err := error(&Error{Args: []string{"kill-pane", "-t", "%9"}, Stderr: c.stderr, Err: errors.New("exit status 1")})
 		wrapped := fmt.Errorf("stop task: %w", err)
 		var matched []string
 		for _, s := range sentinels {
@@ -68,10 +68,13 @@ func TestErrorMessageAndUnwrap(t *testing.T) {
 		e    *Error
 		want string
 	}{
-		{&Error{Args: []string{"-L", "qtask", "kill-pane", "-t", "%9"}, Stderr: "can't find pane: %9\n", Err: cause},
-			"tmux -L qtask kill-pane -t %9: can't find pane: %9"},
-		{&Error{Args: []string{"-S", "/s", "list-panes"}, Stderr: "  \n", Err: cause},
-			"tmux -S /s list-panes: " + cause.Error()},
+		{&Error{Args: []string{"kill-pane", "-t", "%9"}, Stderr: "can't find pane: %9\n", Err: cause},
+			"tmux kill-pane: can't find pane: %9"},
+		{&Error{Args: []string{"list-panes"}, Stderr: "  \n", Err: cause},
+			"tmux list-panes: " + cause.Error()},
+		{&Error{Args: []string{"new-window", "-n", "a very long user command", "--", "qtask", "_exec", "id"},
+			Stderr: "create window failed: index 3 in use\n", Err: cause},
+			"tmux new-window: create window failed: index 3 in use"},
 	}
 	for _, c := range cases {
 		if got := c.e.Error(); got != c.want {

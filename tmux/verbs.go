@@ -87,7 +87,7 @@ func (s Server) display(ctx context.Context, target, format string) (string, err
 	args := []string{"display-message", "-p", "-t", literalArg(target), format}
 	out, err := s.run(ctx, args...)
 	if err == nil && out == "" {
-		return "", &Error{Args: append(s.Args(), args...), Stderr: "can't find " + target}
+		return "", &Error{Args: args, Stderr: "can't find " + target}
 	}
 	return out, err
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -38,9 +38,7 @@ var interactiveShells = []shellCase{
 // hooks loaded, and returns its pane id.
 func (h *harness) shellPane(sh shellCase) string {
 	h.t.Helper()
-	if _, err := exec.LookPath(sh.start[0]); err != nil {
-		h.t.Fatalf("%s is required for this test (.ci/run installs it)", sh.start[0])
-	}
+	testenv.NeedProgram(h.t, sh.start[0])
 	args := append([]string{"new-session", "-d", "-s", sh.name, "-x", "120", "-y", "40", "-c", h.root, "--"}, sh.start...)
 	if _, err := h.tmux(args...); err != nil {
 		h.t.Fatal(err)

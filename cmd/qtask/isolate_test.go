@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // isolatedEnv marks a test binary re-executed inside private namespaces.
@@ -25,8 +27,8 @@ const isolatedEnv = "QTASK_TEST_ISOLATED"
 //		return
 //	}
 //
-// Outside CI, a machine where namespaces cannot be made (not root, no
-// unshare) skips the test with the reason; under CI=true it fails.
+// A machine where namespaces cannot be made (not root, no unshare) skips
+// the test with the reason, or fails it under CI (testenv.Unavailable).
 func isolated(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(isolatedEnv) == "1" {
@@ -37,10 +39,7 @@ func isolated(t *testing.T) bool {
 		err = errNotRoot
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("this test must run in a private pid namespace: %v", err)
-		}
-		t.Skipf("needs a private pid namespace (root and unshare): %v", err)
+		testenv.Unavailable(t, "needs a private pid namespace (root and unshare): %v", err)
 	}
 	cmd := exec.Command(unshare, "--pid", "--fork", "--mount-proc", "--",
 		os.Args[0], "-test.run", "^"+testPattern(t.Name())+"$", "-test.v", "-test.count=1")

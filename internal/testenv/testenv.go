@@ -1,0 +1,37 @@
+// Package testenv is what qtask's tests in every package share about the
+// machine they run on: which programs and privileges a test may assume.
+//
+// The rule: on a developer's machine a test whose prerequisite is missing
+// (zsh, fish, root) is skipped and says why, so `go test ./...` passes on a
+// fresh checkout; under CI=true (.ci/run installs everything) it fails, so
+// CI never goes green by skipping.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Unavailable ends the test because a prerequisite is missing: skipped with
+// the reason outside CI, failed under CI=true.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	reason := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: .ci/run must provide it)", reason)
+	}
+	t.Skip(reason)
+}
+
+// NeedProgram returns the path of program, or ends the test by the rule
+// above when it is not on PATH.
+func NeedProgram(t testing.TB, program string) string {
+	t.Helper()
+	path, err := exec.LookPath(program)
+	if err != nil {
+		Unavailable(t, "needs %s, which is not installed", program)
+	}
+	return path
+}
