@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,10 @@ type PromoteResult struct {
 	Task              *Task
 	AlreadyFinished   bool
 	AlreadyBackground bool
+	// ExitCode, when AlreadyFinished, is how the command exited, known
+	// before the task settles (Task may still say running while its last
+	// output is written).
+	ExitCode *int
 }
 
 // NothingRunningError is a promote of a pane where no qtask task runs.
@@ -64,12 +69,27 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 	return nil, nothing
 }
 
+// exitRecordWait bounds how long a promote that found the command's process
+// gone waits for its wrapper to record the exit.
+const exitRecordWait = 5 * time.Second
+
+// promote marks the task background under the lock, unless its command has
+// already exited: the wrapper records the exit before anything else, and a
+// command whose process is gone has exited even if the wrapper has not
+// written that yet (it is about to). Either way the end wins, and the
+// waiting `qtask run` reports the exit code instead of "promoted".
 func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult, error) {
 	res := &PromoteResult{}
+	exiting := false
 	r, err := s.update(id, func(r *record) error {
 		switch {
-		case !r.Running():
+		case !r.Running() || r.ExitedAt != nil:
 			res.AlreadyFinished = true
+			return errSkip
+		case !r.Adopted && r.PID > 0 && !processAlive(r.PID):
+			// Reaped by the wrapper, exit not yet on record. (An adopted
+			// task's pid is a job of a shell that may run more.)
+			exiting = true
 			return errSkip
 		case r.Background:
 			res.AlreadyBackground = true
@@ -82,14 +102,39 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 	if err != nil {
 		return nil, err
 	}
+	if exiting {
+		res.AlreadyFinished = true
+		if r, err = s.waitFor(ctx, id, exitRecordWait, (*record).exitKnown); err != nil {
+			return nil, err
+		}
+	}
 	res.Task = &r.Task
-	if res.AlreadyFinished || r.PaneID == "" {
+	if res.AlreadyFinished {
+		res.ExitCode = r.ExitCode
+		if r.Running() {
+			res.ExitCode = r.ExitedCode
+		}
+		return res, nil
+	}
+	if r.PaneID == "" {
 		return res, nil
 	}
 	if err := s.moveToBackground(ctx, r, session); err != nil {
+		if errors.Is(err, tmux.ErrNotFound) && s.exitedSince(id) {
+			return res, nil // promoted, then it ended and its pane closed
+		}
 		return res, fmt.Errorf("task %s is in the background, but its window could not be moved: %w", r.ID, err)
 	}
 	return res, nil
+}
+
+// exitKnown reports whether the command's exit is on record.
+func (r *record) exitKnown() bool { return !r.Running() || r.ExitedAt != nil }
+
+// exitedSince reports whether the task's command has exited by now.
+func (s *Store) exitedSince(id string) bool {
+	r, err := s.load(id)
+	return err == nil && r.exitKnown()
 }
 
 // moveToBackground puts the task's pane into the background session unless

@@ -132,6 +132,12 @@ type record struct {
 	// as a background task.
 	WaiterPID  int        `json:"waiter_pid,omitempty"`
 	PromotedAt *time.Time `json:"promoted_at,omitempty"`
+	// ExitedAt is when the wrapper saw the command exit, and ExitedCode its
+	// exit code (128+N for signal N). The wrapper records them at once,
+	// before it waits for the output to be complete and settles the task:
+	// from then on the end has won any race with a promote.
+	ExitedAt   *time.Time `json:"exited_at,omitempty"`
+	ExitedCode *int       `json:"exited_code,omitempty"`
 }
 
 // wrapperName is what the task's supervising process is, for messages.

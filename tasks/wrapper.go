@@ -111,11 +111,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		s.finish(r, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
 		return 1
 	}
+	o := exitOutcome(ws)
+	s.noteExit(opts.ID, o)
 	// The command is gone; whatever it left behind in its group goes too, so
 	// "completed" never means "still running underneath".
 	killGroup(pgid, sp.StopGrace)
 
-	o := exitOutcome(ws)
 	cur, err := s.load(opts.ID)
 	stopped := err == nil && cur.StopRequestedAt != nil
 	if stopped {
@@ -128,6 +129,18 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		return 1
 	}
 	return *final.ExitCode & 0xff
+}
+
+// noteExit records that the command exited, and with what code, before the
+// wrapper waits for the output: a promote arriving from now on reports the
+// end instead of releasing the caller with "promoted". A failure to write is
+// left to settle to report; promote then still sees the command's pid gone.
+func (s *Store) noteExit(id string, o outcome) {
+	s.update(id, func(r *record) error {
+		now := time.Now().UTC()
+		r.ExitedAt, r.ExitedCode = &now, o.exitCode
+		return nil
+	})
 }
 
 // finish prints the end marker, waits for the capture to confirm the output

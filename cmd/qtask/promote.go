@@ -78,7 +78,7 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 	t := res.Task
 	switch {
 	case res.AlreadyFinished:
-		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, displayCommand(finishedText(t), 200))
+		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, displayCommand(finishedText(t, res.ExitCode), 200))
 	case res.AlreadyBackground:
 		fmt.Fprintf(deps.IO.Out, "Task %s is already in the background; output in %s\n", t.ID, t.OutputPath)
 	default:
@@ -88,10 +88,16 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 }
 
 // finishedText is how a promote that lost the race reports the end:
-// "exit 0", "exit 3", or the status when there is no exit code.
-func finishedText(t *tasks.Task) string {
-	if t.ExitCode != nil && t.Status != tasks.StatusCancelled {
-		return fmt.Sprintf("exit %d", *t.ExitCode)
+// "exit 0", "exit 3", or the status when there is no exit code. code is
+// the command's exit, known before the task settles.
+func finishedText(t *tasks.Task, code *int) string {
+	switch {
+	case t.Status == tasks.StatusCancelled:
+		return t.StatusText()
+	case code != nil:
+		return fmt.Sprintf("exit %d", *code)
+	case t.Running():
+		return "exit status not yet recorded"
 	}
 	return t.StatusText()
 }
