@@ -1,0 +1,212 @@
+// Package agenttest finds the pinned real coding agents (installed by
+// .ci/install-agents.sh) and builds headless, isolated runs of them against a
+// mock model server (package mockmodel), for the end-to-end tests of any
+// package. See docs/AGENTS-TESTING.md.
+//
+// An isolated run has its own HOME and config dirs under the test's temp
+// dir, an environment built from nothing (as `env -i` would), no stdin and
+// its own session (setsid), so a test never touches the user's agent
+// settings, credentials or terminal, and can kill the agent with its whole
+// process group.
+package agenttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/internal/testenv"
+)
+
+// Agent is one pinned agent release.
+type Agent struct {
+	Name    string // "claude", "qwen", "gemini"
+	Package string // the npm package
+	Version string // the pinned version
+	bin     string // the executable, relative to the package's install dir
+}
+
+// The pinned agents. Keep in step with .ci/install-agents.sh.
+var (
+	Claude = Agent{Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330",
+		// npm 11 does not run claude-code's postinstall, which would link the
+		// native binary; it is run from its platform package directly.
+		bin: "node_modules/@anthropic-ai/claude-code-linux-x64/claude"}
+	Qwen = Agent{Name: "qwen", Package: "@qwen-code/qwen-code", Version: "0.24.4",
+		bin: "node_modules/.bin/qwen"}
+	Gemini = Agent{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0",
+		bin: "node_modules/.bin/gemini"}
+	Inspector = Agent{Name: "mcp-inspector", Package: "@modelcontextprotocol/inspector", Version: "2.12.0",
+		bin: "node_modules/.bin/mcp-inspector"}
+)
+
+// Dir is where .ci/install-agents.sh puts the agents: $QTASK_AGENTS_DIR, else
+// $HOME/.cache/qtask-agents.
+func Dir() string {
+	if d := os.Getenv("QTASK_AGENTS_DIR"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir() // an empty home yields a relative path that will not be found
+	return filepath.Join(home, ".cache", "qtask-agents")
+}
+
+// Path is the agent's executable inside dir, whether or not it is installed.
+func (a Agent) Path(dir string) string {
+	return filepath.Join(dir, strings.ReplaceAll(a.Package, "/", "+")+"@"+a.Version, a.bin)
+}
+
+// Require returns the path of the installed agent's executable. When it is
+// missing the test ends by testenv's rule: skipped with the command that
+// installs it, or failed under CI=true, since .ci/run installs the agents.
+func Require(t testing.TB, a Agent) string {
+	t.Helper()
+	p := a.Path(Dir())
+	if _, err := os.Stat(p); err != nil {
+		testenv.Unavailable(t, "%s@%s not installed (%v); run .ci/install-agents.sh", a.Package, a.Version, err)
+	}
+	if a != Claude { // the others are node scripts
+		testenv.NeedProgram(t, "node")
+	}
+	return p
+}
+
+// Run describes one headless agent run.
+type Run struct {
+	Agent  Agent
+	Prompt string
+	Model  string // the mock's base URL (mockmodel.Server.URL)
+	// Dir is the project directory the agent works in; a fresh temp dir when
+	// empty. Home is its HOME; a fresh temp dir when empty.
+	Dir, Home string
+	Args      []string // extra arguments, before the prompt
+	Env       []string // extra environment, KEY=VALUE, after the defaults
+}
+
+// Command builds the agent's command line for r: headless (`-p`), with JSON
+// event output on stdout, every permission pre-granted where the agent has a
+// switch for it (qwen and gemini --yolo; Claude's checks stay on, pass
+// --allowedTools in Args), pointed at the mock with a dummy key. It creates
+// Dir and Home (and the settings the agent needs to start offline) and fills
+// them into r. The command has no stdin and runs in its own session: kill
+// its process group (-cmd.Process.Pid) to stop it with its children.
+func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
+	t.Helper()
+	bin := Require(t, r.Agent)
+	if r.Dir == "" {
+		r.Dir = t.TempDir()
+	}
+	if r.Home == "" {
+		r.Home = t.TempDir()
+	}
+	env := baseEnv(r.Home)
+	var args []string
+	switch r.Agent {
+	case Claude:
+		env = append(env,
+			"ANTHROPIC_BASE_URL="+r.Model,
+			"ANTHROPIC_API_KEY=sk-ant-dummy",
+			"CLAUDE_CONFIG_DIR="+filepath.Join(r.Home, ".claude"),
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+		// The prompt comes first: options such as --allowedTools take
+		// several values and would swallow a prompt after them.
+		args = []string{"-p", r.Prompt, "--output-format", "stream-json", "--verbose"}
+	case Qwen:
+		env = append(env,
+			"OPENAI_API_KEY=sk-dummy",
+			"OPENAI_BASE_URL="+r.Model+"/v1")
+		args = []string{"--auth-type", "openai", "-m", "mock-model", "--yolo", "--output-format", "stream-json"}
+	case Gemini:
+		writeFile(t, filepath.Join(r.Home, ".gemini", "settings.json"),
+			`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+		env = append(env,
+			"GEMINI_API_KEY=dummy",
+			"GOOGLE_GEMINI_BASE_URL="+r.Model,
+			"GEMINI_CLI_TRUST_WORKSPACE=true")
+		// Without -m gemini first asks a model router which model to use.
+		args = []string{"-m", "gemini-2.5-flash", "--yolo", "--output-format", "stream-json"}
+	default:
+		t.Fatalf("agenttest: %s is not an agent that takes prompts", r.Agent.Name)
+	}
+	args = append(args, r.Args...)
+	switch r.Agent {
+	case Gemini:
+		args = append(args, "-p", r.Prompt) // gemini's -p takes the prompt as its value
+	case Qwen:
+		args = append(args, r.Prompt)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Home, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(env, r.Env...)
+	cmd.Stdin = nil // /dev/null: an agent that reads its terminal must not get ours
+	// Its own session: gemini takes over a controlling terminal otherwise,
+	// and the group can be killed as one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// baseEnv is the whole environment of an isolated run: nothing inherited but
+// a PATH that finds node, a shell and the usual tools.
+func baseEnv(home string) []string {
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	if node, err := exec.LookPath("node"); err == nil {
+		path = filepath.Dir(node) + ":" + path
+	}
+	return []string{
+		"HOME=" + home,
+		"PATH=" + path,
+		"USER=" + os.Getenv("USER"),
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"SHELL=/bin/bash",
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"TMPDIR=" + filepath.Join(home, "tmp"),
+		"NO_COLOR=1",
+	}
+}
+
+// Output runs cmd and returns its stdout; a failure carries the exit status
+// and the tail of stderr, and a context deadline says so.
+func Output(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		err = errors.Join(ctx.Err(), err)
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s: %w\nstderr:\n%s", filepath.Base(cmd.Path), err, tail(stderr.String(), 4096))
+	}
+	return out, nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
