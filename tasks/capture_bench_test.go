@@ -20,7 +20,7 @@ func BenchmarkCapture(b *testing.B) {
 	b.SetBytes(benchStreamBytes)
 	for range b.N {
 		b.StopTimer()
-		s, err := OpenStore(b.TempDir())
+		s, err := OpenStore(newStateDir(b))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func TestLostOutcome(t *testing.T) {
 
 func newTestStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := OpenStore(t.TempDir())
+	s, err := OpenStore(newStateDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

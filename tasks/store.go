@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -25,28 +28,75 @@ const (
 	fileMode = 0o600
 )
 
-// OpenStore creates the state directory if needed and tightens its mode to
-// 0700: records carry command lines and output that are nobody else's business.
+// OpenStore opens the state directory, creating it (and any missing
+// parents) 0700 when absent: records carry command lines and output that are
+// nobody else's business. A directory that already exists is used as it is
+// or refused, never changed: qtask does not chmod what it finds (the state
+// dir could be /tmp), does not follow a symlink in its place, and does not
+// trust a directory another user owns, who could swap the records and specs
+// it reads. tasks/ and output/ are held to the same rules.
 func OpenStore(dir string) (*Store, error) {
 	s := &Store{dir: dir}
 	for _, d := range []string{dir, s.tasksDir(), s.outputDir()} {
-		if err := os.MkdirAll(d, dirMode); err != nil {
-			return nil, fmt.Errorf("create state directory: %w", err)
-		}
-		fi, err := os.Lstat(d)
-		if err != nil {
-			return nil, fmt.Errorf("state directory: %w", err)
-		}
-		if d != dir && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("state directory %s is a symlink; refusing to write through it", d)
-		}
-		if fi.Mode().Perm() != dirMode {
-			if err := os.Chmod(d, dirMode); err != nil {
-				return nil, fmt.Errorf("make %s private: %w", d, err)
-			}
+		if err := ensurePrivateDir(d, d == dir); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// ensurePrivateDir creates dir 0700 if it is missing, then checks that it is
+// a real directory of the effective user's that no one else may enter. The
+// error is one line naming the path, what is wrong and the fix; top says
+// whether dir is the state directory itself, whose fix differs.
+func ensurePrivateDir(dir string, top bool) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, dirMode); err != nil {
+			return fmt.Errorf("create state directory: %w", err)
+		}
+		fi, err = os.Lstat(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	other := "set QTASK_STATE_DIR to a directory of your own"
+	if !top {
+		other = "set QTASK_STATE_DIR to a fresh directory"
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(dir)
+		fix := "set QTASK_STATE_DIR to the directory it points to"
+		if !top {
+			fix = "remove the link, or " + other
+		}
+		return fmt.Errorf("state directory %s is a symlink to %s, and qtask does not follow it: %s", dir, target, fix)
+	case !fi.IsDir():
+		return fmt.Errorf("state directory %s is not a directory (%v): %s", dir, fi.Mode().Type(), other)
+	}
+	if uid := ownerUID(fi); uid != os.Geteuid() {
+		return fmt.Errorf("state directory %s is owned by %s, not by %s who runs qtask, and qtask does not use another user's state: "+
+			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(os.Geteuid()), os.Geteuid(), dir, other)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("state directory %s has mode %04o, open to other users, and qtask never changes the mode of a directory it finds: "+
+			"run `chmod 700 %s`, or %s", dir, perm, dir, other)
+	}
+	return nil
+}
+
+// ownerUID is the uid owning the file fi describes.
+func ownerUID(fi fs.FileInfo) int {
+	return int(fi.Sys().(*syscall.Stat_t).Uid)
+}
+
+// userName is "name (uid N)", or "uid N" when the name is unknown.
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
 }
 
 // Dir is the state directory.
@@ -80,20 +130,116 @@ func (s *Store) reserveID() (string, error) {
 	return "", errors.New("could not find a free task id after 16 tries")
 }
 
-// load reads one record by exact id.
+// load reads one record by exact id. A record that cannot be used as it
+// stands (see checkRecord) is an *InvalidRecordError, never a half-filled
+// task: readers would print blanks and act on an empty id.
 func (s *Store) load(id string) (*record, error) {
-	data, err := os.ReadFile(s.recordPath(id))
+	path := s.recordPath(id)
+	data, err := readOwnFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &NotFoundError{ID: id}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read task %s: %w", id, err)
+		return nil, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("task record %s is corrupt: %w", s.recordPath(id), err)
+		return nil, &InvalidRecordError{Path: path, Err: err}
+	}
+	if err := s.checkRecord(&r, id); err != nil {
+		return nil, &InvalidRecordError{Path: path, Err: err}
 	}
 	return &r, nil
+}
+
+// InvalidRecordError is a task record qtask will not use: unreadable, not
+// JSON, or not a task record. Listings skip it with a warning naming Path.
+type InvalidRecordError struct {
+	Path string
+	Err  error
+}
+
+func (e *InvalidRecordError) Error() string {
+	return fmt.Sprintf("task record %s is unusable: %v", e.Path, e.Err)
+}
+
+func (e *InvalidRecordError) Unwrap() error { return e.Err }
+
+// checkRecord reports the first reason a parsed record cannot be trusted
+// as the task its file name says, filling in nothing. The output path must
+// be this store's own file for the id: readers open it, and a record naming
+// some other file would have them print it.
+func (s *Store) checkRecord(r *record, id string) error {
+	switch {
+	case len(id) != idLen || !validIDPrefix(id):
+		return fmt.Errorf("its name is not a task id")
+	case r.ID == "":
+		return fmt.Errorf("it has no id (an empty or null record)")
+	case r.ID != id:
+		return fmt.Errorf("it holds id %q, not the %q of its name", r.ID, id)
+	case r.Kind != KindShell:
+		return fmt.Errorf("unknown kind %q", r.Kind)
+	case r.StartedAt.IsZero():
+		return fmt.Errorf("it has no started_at")
+	}
+	if _, err := ParseStatus(string(r.Status)); err != nil {
+		return err
+	}
+	if !r.Running() && r.EndedAt == nil {
+		return fmt.Errorf("it is %s but has no ended_at", r.Status)
+	}
+	if want := s.outputPath(id); r.OutputPath != want {
+		if filepath.Base(r.OutputPath) != id+".log" || !sameFile(filepath.Dir(r.OutputPath), s.outputDir()) {
+			return fmt.Errorf("output_path %q is not %s", r.OutputPath, want)
+		}
+		// The same file reached by another spelling of the state dir:
+		// read it by this store's own path from now on.
+		r.OutputPath = want
+	}
+	return nil
+}
+
+// sameFile reports whether two paths name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// maxStateFile bounds what readOwnFile reads: records and specs are small,
+// and a planted huge file must not exhaust memory.
+const maxStateFile = 64 << 20
+
+// readOwnFile reads a record or spec, refusing anything but a regular file
+// the effective user owns: not through a symlink (O_NOFOLLOW), not a FIFO
+// or device (opened O_NONBLOCK, so a planted FIFO cannot hang the reader),
+// and not another user's file.
+func readOwnFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errors.New("it is a symlink")
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is not a regular file (%v)", fi.Mode().Type())
+	}
+	if uid := ownerUID(fi); uid != os.Geteuid() {
+		return nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
+	}
+	if fi.Size() > maxStateFile {
+		return nil, fmt.Errorf("it is %d bytes, more than any record or spec", fi.Size())
+	}
+	return io.ReadAll(io.LimitReader(f, maxStateFile))
 }
 
 // save writes a record atomically. Callers changing an existing record hold
@@ -189,9 +335,13 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 		if errors.Is(err, ErrNotFound) {
 			continue // removed between listing and reading
 		}
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("skipping %s: %v", s.recordPath(id), errors.Unwrap(err)))
+		var invalid *InvalidRecordError
+		if errors.As(err, &invalid) {
+			warnings = append(warnings, fmt.Sprintf("skipping %s: %v", invalid.Path, invalid.Err))
 			continue
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 		recs = append(recs, r)
 	}

@@ -1,12 +1,14 @@
 package tasks
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,27 +22,17 @@ func permOf(t *testing.T, path string) fs.FileMode {
 	return fi.Mode().Perm()
 }
 
-func TestOpenStoreDirectoryModes(t *testing.T) {
-	cases := []struct {
-		name  string
-		sub   string                         // dir below the temp dir
-		setup func(t *testing.T, dir string) // prepares dir before OpenStore
-	}{
-		{"fresh", "state", func(*testing.T, string) {}},
-		{"parents missing", "a/b/state", func(*testing.T, string) {}},
-		{"existing 0755 dir", "state", func(t *testing.T, dir string) {
-			mkdirMode(t, dir, 0o755)
-		}},
-		{"existing 0755 and 0777 subdirs", "state", func(t *testing.T, dir string) {
-			mkdirMode(t, dir, 0o755)
-			mkdirMode(t, filepath.Join(dir, "tasks"), 0o755)
-			mkdirMode(t, filepath.Join(dir, "output"), 0o777)
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), c.sub)
-			c.setup(t, dir)
+// newStateDir is a path for a fresh state directory: OpenStore creates it
+// 0700. (t.TempDir itself is 0755, which OpenStore rightly refuses.)
+func newStateDir(t testing.TB) string {
+	return filepath.Join(t.TempDir(), "state")
+}
+
+func TestOpenStoreCreatesPrivateDirectories(t *testing.T) {
+	for _, sub := range []string{"state", "a/b/state"} {
+		t.Run(sub, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, sub)
 			s, err := OpenStore(dir)
 			if err != nil {
 				t.Fatalf("OpenStore(%s): %v", dir, err)
@@ -48,10 +40,104 @@ func TestOpenStoreDirectoryModes(t *testing.T) {
 			if s.Dir() != dir {
 				t.Errorf("Dir() = %q, want %q", s.Dir(), dir)
 			}
-			for _, d := range []string{dir, filepath.Join(dir, "tasks"), filepath.Join(dir, "output")} {
+			// Every directory qtask created, missing parents included, is private.
+			for d := dir; d != base; d = filepath.Dir(d) {
 				if got := permOf(t, d); got != 0o700 {
-					t.Errorf("state directory %s has mode %#o: other users can read task commands and output; want 0700", d, got)
+					t.Errorf("created directory %s has mode %#o: other users can read task commands and output; want 0700", d, got)
 				}
+			}
+			for _, d := range []string{filepath.Join(dir, "tasks"), filepath.Join(dir, "output")} {
+				if got := permOf(t, d); got != 0o700 {
+					t.Errorf("state directory %s has mode %#o, want 0700", d, got)
+				}
+			}
+			if _, err := OpenStore(dir); err != nil {
+				t.Errorf("opening the store a second time: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenStoreRefusesUnsafeDirectories(t *testing.T) {
+	const nobody = 65534
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string) (path string) // returns the offending path
+		want  []string                                     // in the error besides the path
+	}{
+		{"state dir 0755", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o755)
+			return dir
+		}, []string{"0755", "chmod 700"}},
+		{"state dir 0750", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o750)
+			return dir
+		}, []string{"0750", "chmod 700"}},
+		{"state dir 1777 like /tmp", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o777|fs.ModeSticky)
+			return dir
+		}, []string{"0777", "chmod 700"}},
+		{"tasks/ 0777", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o700)
+			mkdirMode(t, filepath.Join(dir, "tasks"), 0o777)
+			return filepath.Join(dir, "tasks")
+		}, []string{"0777"}},
+		{"state dir owned by nobody", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o700)
+			chown(t, dir, nobody)
+			return dir
+		}, []string{"owned by nobody (uid 65534)", "chown"}},
+		{"output/ owned by nobody", func(t *testing.T, dir string) string {
+			mkdirMode(t, filepath.Join(dir, "output"), 0o700)
+			chown(t, filepath.Join(dir, "output"), nobody)
+			return filepath.Join(dir, "output")
+		}, []string{"owned by nobody"}},
+		{"state dir a symlink", func(t *testing.T, dir string) string {
+			real := filepath.Join(filepath.Dir(dir), "real")
+			mkdirMode(t, real, 0o700)
+			symlink(t, real, dir)
+			return dir
+		}, []string{"symlink", "real", "QTASK_STATE_DIR"}},
+		{"tasks/ a symlink", func(t *testing.T, dir string) string {
+			mkdirMode(t, dir, 0o700)
+			symlink(t, t.TempDir(), filepath.Join(dir, "tasks"))
+			return filepath.Join(dir, "tasks")
+		}, []string{"symlink"}},
+		{"state dir a file", func(t *testing.T, dir string) string {
+			if err := os.WriteFile(dir, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, []string{"not a directory"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := newStateDir(t)
+			bad := c.setup(t, dir)
+			before, err := os.Lstat(bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = OpenStore(dir)
+			if err == nil {
+				t.Fatalf("OpenStore accepted %s (%v): other users could read or replace task state", bad, before.Mode())
+			}
+			msg := err.Error()
+			for _, w := range append([]string{bad}, c.want...) {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error %q is more than one line", msg)
+			}
+			after, err := os.Lstat(bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Mode() != before.Mode() || ownerUID(after) != ownerUID(before) {
+				t.Errorf("OpenStore changed %s from %v (uid %d) to %v (uid %d); it must never change a directory it finds",
+					bad, before.Mode(), ownerUID(before), after.Mode(), ownerUID(after))
 			}
 		})
 	}
@@ -67,15 +153,21 @@ func mkdirMode(t *testing.T, dir string, mode fs.FileMode) {
 	}
 }
 
-func TestOpenStoreRefusesSymlinkedSubdir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	elsewhere := t.TempDir()
-	mkdirMode(t, dir, 0o700)
-	if err := os.Symlink(elsewhere, filepath.Join(dir, "tasks")); err != nil {
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenStore(dir); err == nil || !strings.Contains(err.Error(), "symlink") {
-		t.Errorf("OpenStore with tasks/ a symlink to %s: err = %v, want a refusal naming the symlink", elsewhere, err)
+}
+
+// chown gives path to uid; changing a file's owner takes root.
+func chown(t *testing.T, path string, uid int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	if err := os.Lchown(path, uid, -1); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -105,7 +197,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	want := &record{
 		Task: Task{ID: "abcd0001", Name: "build", Kind: KindShell, Command: "make -j4 'a b' \"$X\"\n#x",
 			Cwd: "/src", Scope: "s", Status: StatusFailed, ExitCode: &code, Error: "exited with code 3",
-			PID: 42, PaneID: "%3", StartedAt: start, EndedAt: &end, OutputPath: "/o", Background: true},
+			PID: 42, PaneID: "%3", StartedAt: start, EndedAt: &end, OutputPath: s.outputPath("abcd0001"), Background: true},
 		WrapperPID: 41, TmuxServer: "-L qtask", EndMarker: "qtask-end-x", OutputMaxBytes: 1 << 20,
 		OutputComplete: true,
 	}
@@ -274,5 +366,148 @@ func TestResolveThroughStore(t *testing.T) {
 	// The lock file and the output directory's files never resolve.
 	if _, err := s.Resolve("../lock"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Resolve(../lock) = %v, want not found", err)
+	}
+}
+
+func TestLoadSkipsInvalidRecords(t *testing.T) {
+	const id = "abcd0001"
+	valid := func(s *Store) map[string]any {
+		return map[string]any{"id": id, "kind": "shell", "command": "echo hi", "status": "completed",
+			"exit_code": 0, "started_at": "2025-01-02T03:04:05Z", "ended_at": "2025-01-02T03:04:06Z",
+			"output_path": s.outputPath(id)}
+	}
+	cases := []struct {
+		name   string
+		file   string // record file name, default id.json
+		plant  func(t *testing.T, s *Store, path string)
+		reason string // in the warning
+	}{
+		{"null", "", writeJSONValue(nil), "no id"},
+		{"empty object", "", writeJSONValue(map[string]any{}), "no id"},
+		{"id differs from the file name", "", editRecord(valid, "id", "ffff0000"), `"ffff0000"`},
+		{"name is not an id", "notes.json", editRecord(valid, "id", "notes"), "not a task id"},
+		{"unknown status", "", editRecord(valid, "status", "zombie"), `"zombie"`},
+		{"no status", "", editRecord(valid, "status", nil), `unknown status ""`},
+		{"unknown kind", "", editRecord(valid, "kind", "cron"), `"cron"`},
+		{"no started_at", "", editRecord(valid, "started_at", nil), "started_at"},
+		{"ended without ended_at", "", editRecord(valid, "ended_at", nil), "ended_at"},
+		{"output_path elsewhere", "", editRecord(valid, "output_path", "/etc/shadow"), "/etc/shadow"},
+		{"output_path of another task", "", func(t *testing.T, s *Store, path string) {
+			editRecord(valid, "output_path", s.outputPath("ffff0000"))(t, s, path)
+		}, "output_path"},
+		{"not JSON", "", func(t *testing.T, _ *Store, path string) {
+			writeFile(t, path, `{"id": "abcd0001", "status": `)
+		}, "unexpected end"},
+		{"a symlink to a good record", "", func(t *testing.T, s *Store, path string) {
+			good := filepath.Join(t.TempDir(), "good.json")
+			editRecord(valid, "id", id)(t, s, good)
+			symlink(t, good, path)
+		}, "symlink"},
+		{"a FIFO", "", func(t *testing.T, _ *Store, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file"},
+		{"a directory", "", func(t *testing.T, _ *Store, path string) {
+			mkdirMode(t, path, 0o700)
+		}, "not a regular file"},
+		{"owned by nobody", "", func(t *testing.T, s *Store, path string) {
+			editRecord(valid, "id", id)(t, s, path)
+			chown(t, path, 65534)
+		}, "owned by nobody"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newTestStore(t)
+			good := saveRunning(t, s, "0000000a", time.Now())
+			file := c.file
+			if file == "" {
+				file = id + ".json"
+			}
+			path := filepath.Join(s.tasksDir(), file)
+			c.plant(t, s, path)
+
+			done := make(chan struct{})
+			var recs []*record
+			var warnings []string
+			var err error
+			go func() {
+				defer close(done)
+				recs, warnings, err = s.loadAll()
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("listing tasks hangs on %s", c.name)
+			}
+			if err != nil {
+				t.Fatalf("one bad record broke the whole listing: %v", err)
+			}
+			if len(recs) != 1 || recs[0].ID != good.ID {
+				t.Errorf("listing returned %d records, want only the good one: the bad record was taken for a task", len(recs))
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], path) || !strings.Contains(warnings[0], c.reason) {
+				t.Errorf("warnings %q, want one naming %s and saying %q", warnings, path, c.reason)
+			}
+			// Asked for by id, it is an error naming the file, not a task.
+			if id, ok := isRecordName(file); ok {
+				r, err := s.load(id)
+				var invalid *InvalidRecordError
+				if !errors.As(err, &invalid) || invalid.Path != path {
+					t.Errorf("load(%s) = %+v, %v; want an InvalidRecordError naming %s", id, r, err, path)
+				}
+			}
+		})
+	}
+}
+
+// writeJSONValue plants v, encoded, as a record.
+func writeJSONValue(v any) func(t *testing.T, s *Store, path string) {
+	return func(t *testing.T, _ *Store, path string) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, path, string(data))
+	}
+}
+
+// editRecord plants the record base returns with key set to v (nil: removed).
+func editRecord(base func(*Store) map[string]any, key string, v any) func(t *testing.T, s *Store, path string) {
+	return func(t *testing.T, s *Store, path string) {
+		m := base(s)
+		if v == nil {
+			delete(m, key)
+		} else {
+			m[key] = v
+		}
+		writeJSONValue(m)(t, s, path)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadAcceptsOutputPathThroughAnotherSpelling(t *testing.T) {
+	s := newTestStore(t)
+	// The same state directory reached through a symlinked parent, as when
+	// $HOME is spelled differently by the caller that started the task.
+	alias := filepath.Join(t.TempDir(), "alias")
+	symlink(t, filepath.Dir(s.Dir()), alias)
+	r := saveRunning(t, s, "abcd0001", time.Now())
+	r.OutputPath = filepath.Join(alias, filepath.Base(s.Dir()), "output", "abcd0001.log")
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.load("abcd0001")
+	if err != nil {
+		t.Fatalf("a record naming its own output file by another spelling was refused: %v", err)
+	}
+	if got.OutputPath != s.outputPath("abcd0001") {
+		t.Errorf("OutputPath = %q, want this store's own %q", got.OutputPath, s.outputPath("abcd0001"))
 	}
 }

@@ -226,15 +226,17 @@ func (s *Store) awaitRecord(id string) (*record, error) {
 }
 
 // takeSpec reads the task's spec and deletes it: it holds the caller's
-// environment, which must not outlive the start of the command.
+// environment, which must not outlive the start of the command. Only a
+// regular file of the effective user's is run: a spec swapped by another
+// user (or a symlink to one) would run their command as us.
 func (s *Store) takeSpec(id string) (*spec, error) {
 	path := s.specPath(id)
-	data, err := os.ReadFile(path)
+	data, err := readOwnFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("task %s has no start spec (was it started twice?)", id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read task spec: %w", err)
+		return nil, fmt.Errorf("refusing task spec %s: %w", path, err)
 	}
 	os.Remove(path)
 	var sp spec

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -33,6 +35,19 @@ func displayCommand(s string, width int) string {
 		n++
 	}
 	return b.String()
+}
+
+// displayValue renders a value read from disk (an id, a path, a pane id)
+// with the same escaping as displayCommand, but whole: a path cut short
+// could not be copied. Records are checked on read, yet what reaches the
+// terminal is escaped here whatever a record says.
+func displayValue(s string) string { return displayCommand(s, math.MaxInt) }
+
+// printWarnings reports records that were skipped, one line each.
+func printWarnings(w io.Writer, warnings []string) {
+	for _, msg := range warnings {
+		fmt.Fprintf(w, "qtask: warning: %s\n", displayValue(msg))
+	}
 }
 
 // formatRuntime is a compact duration: 850ms, 4.2s, 3m07s, 2h05m.

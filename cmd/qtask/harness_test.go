@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -105,15 +106,24 @@ type result struct {
 	code           int
 }
 
+// qtaskDeadline bounds one qtask invocation, so a hang fails its test
+// instead of stalling the whole suite.
+const qtaskDeadline = 2 * time.Minute
+
 // qtask runs the binary with extra environment entries (NAME=value) in dir.
 func (h *harness) qtaskIn(dir string, extraEnv []string, args ...string) result {
 	h.t.Helper()
-	cmd := exec.Command(qtaskBin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, qtaskBin, args...)
 	cmd.Env = append(append([]string{}, h.env...), extraEnv...)
 	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		h.t.Fatalf("qtask %s hung: killed after %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), qtaskDeadline, &out, &errOut)
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -57,9 +57,7 @@ func runLs(deps *Deps, opts *LsOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: warning: %s\n", w)
-	}
+	printWarnings(deps.IO.ErrOut, warnings)
 	if opts.JSON {
 		return writeJSON(deps.IO.Out, list)
 	}

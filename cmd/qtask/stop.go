@@ -58,10 +58,11 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 	}
 	ids := opts.IDs
 	if opts.All {
-		running, _, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
+		running, warnings, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
 		if err != nil {
 			return err
 		}
+		printWarnings(deps.IO.ErrOut, warnings)
 		for _, t := range running {
 			ids = append(ids, t.ID)
 		}
