@@ -17,8 +17,11 @@ import (
 // TestSmokeShellToolResultReachesModel proves the harness with each pinned
 // agent: run headless against the mock, the agent gets a scripted call of its
 // own shell tool, runs the command, and its next request to the model
-// carries the command's output as that call's result. The agents run one
-// after another: each is a heavy node or native process.
+// carries the command's output as that call's result. A second scripted
+// call asks for the background, which pins down the argument the agent reads
+// for that (run_in_background or is_background) and what the agent itself
+// tells the model. The agents run one after another: each is a heavy node or
+// native process.
 //
 // AGENTTEST_DUMP=DIR writes every request body and the agent's stdout there.
 func TestSmokeShellToolResultReachesModel(t *testing.T) {
@@ -26,24 +29,34 @@ func TestSmokeShellToolResultReachesModel(t *testing.T) {
 		agent agenttest.Agent
 		shell string   // the agent's shell tool, as the model sees it
 		args  []string // extra arguments
+		// bgResult is in the agent's result for a background call.
+		bgResult string
+		// ownNotice: the agent itself tells the model when a background
+		// command ends (Claude -p waits for it, then sends one more turn).
+		ownNotice bool
 	}{
 		// Claude keeps its permission checks in -p mode; echo is read-only
 		// and would run anyway, the rule keeps the test independent of that.
-		{agenttest.Claude, "Bash", []string{"--allowedTools", "Bash(echo:*)"}},
-		{agenttest.Qwen, "run_shell_command", nil},
-		{agenttest.Gemini, "run_shell_command", nil},
+		{agenttest.Claude, "Bash", []string{"--allowedTools", "Bash(echo:*)"}, "Command running in background", true},
+		{agenttest.Qwen, "run_shell_command", nil, "Background shell started", false},
+		{agenttest.Gemini, "run_shell_command", nil, "Command moved to background", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.agent.Name, func(t *testing.T) {
-			marker := fmt.Sprintf("qtask-smoke-%d", rand.Uint32())
-			mock, err := mockmodel.Start(mockmodel.Shell("echo "+marker), mockmodel.Text("done"))
+			fg := fmt.Sprintf("qtask-smoke-%d", rand.Uint32())
+			bg := fmt.Sprintf("qtask-smoke-bg-%d", rand.Uint32())
+			script := []mockmodel.Turn{mockmodel.Shell("echo " + fg), mockmodel.ShellBackground("echo " + bg), mockmodel.Text("done")}
+			if tt.ownNotice {
+				script = append(script, mockmodel.Text("noted"))
+			}
+			mock, err := mockmodel.Start(script...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(mock.Close)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			run := &agenttest.Run{Agent: tt.agent, Prompt: "run the smoke command", Model: mock.URL(), Args: tt.args}
+			run := &agenttest.Run{Agent: tt.agent, Prompt: "run the smoke commands", Model: mock.URL(), Args: tt.args}
 			cmd := agenttest.Command(ctx, t, run)
 			start := time.Now()
 			out, err := agenttest.Output(ctx, cmd)
@@ -54,16 +67,31 @@ func TestSmokeShellToolResultReachesModel(t *testing.T) {
 			}
 
 			turns := mock.MainTurns()
-			if len(turns) != 2 {
-				t.Fatalf("%d main turns reached the model, want 2 (the call, then its result)\nrequests:\n%s", len(turns), mock.Summary())
+			if len(turns) != len(script) {
+				t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
 			}
-			call := turns[0].Reply.Calls
-			if len(call) != 1 || call[0].Name != tt.shell {
-				t.Fatalf("scripted call = %v, want one call of %s (tools offered: %q)", turns[0].Reply, tt.shell, turns[0].ToolNames())
+			for i, want := range []bool{false, true} {
+				calls := turns[i].Reply.Calls
+				if len(calls) != 1 || calls[0].Name != tt.shell {
+					t.Fatalf("scripted call %d = %v, want one call of %s (tools offered: %q)", i, turns[i].Reply, tt.shell, turns[i].ToolNames())
+				}
+				if got := calls[0].Args["run_in_background"] == true || calls[0].Args["is_background"] == true; got != want {
+					t.Fatalf("scripted call %d asks for the background: %v, want %v", i, got, want)
+				}
 			}
 			results := turns[1].ToolResults()
-			if len(results) != 1 || !strings.Contains(results[0], marker) {
-				t.Fatalf("tool results in the request after the call = %q, want one carrying %q\nrequests:\n%s", results, marker, mock.Summary())
+			if len(results) != 1 || !strings.Contains(results[0], fg) {
+				t.Fatalf("tool results in the request after the call = %q, want one carrying %q\nrequests:\n%s", results, fg, mock.Summary())
+			}
+			results = turns[2].ToolResults()
+			if len(results) != 2 || !strings.Contains(results[1], tt.bgResult) {
+				t.Fatalf("tool results after the background call = %q, want the second saying %q\nrequests:\n%s", results, tt.bgResult, mock.Summary())
+			}
+			if tt.ownNotice {
+				bgID := turns[1].Reply.Calls[0].ID
+				if n := turns[3].Count("<tool-use-id>" + bgID + "</tool-use-id>"); n != 1 {
+					t.Fatalf("the agent's own task-notification for %s reached the model %d times, want 1\nrequests:\n%s", bgID, n, mock.Summary())
+				}
 			}
 		})
 	}
