@@ -65,7 +65,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		Task: Task{
 			ID: id, Kind: KindShell, Command: opts.Command, Cwd: info.Path, Scope: opts.Scope,
 			Status: StatusRunning, PID: fg, PaneID: string(opts.Pane), StartedAt: opts.StartedAt.UTC(),
-			OutputPath: s.outputPath(id), Background: true,
+			OutputPath: s.outputPath(id), Background: true, OutputComplete: true,
 		},
 		WrapperPID: opts.ShellPID, WrapperStart: processStart(opts.ShellPID),
 		TmuxServer: opts.Server.String(), EndMarker: "qtask-end:" + id + ":" + marker,
@@ -236,7 +236,9 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	if !r.Adopted {
 		return fmt.Errorf("task %s was not adopted from a shell", id)
 	}
-	s.finish(r, ExecOptions{ID: id, Out: tty}, false, r.stopOutcome(codeOutcome(status)))
+	o := r.stopOutcome(codeOutcome(status))
+	o.outputLoss = s.awaitAck(r, tty)
+	s.settleEnd(r, tty, o)
 	if keepPane {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,15 +29,126 @@ const captureChunk = 32 << 10
 // written out.
 const captureDrain = 2 * time.Millisecond
 
-// Capture is `qtask _capture ID`, the far end of the pane's pipe-pane. It
-// cleans the raw terminal stream into the task's output file and, when it
-// sees the wrapper's end marker (or its input ends), flushes and marks the
-// output complete so the task may settle.
+// captureSink is the writing half of a capture: the cleaner that turns the
+// pane's raw bytes into text, over the task's capped output file. The
+// wrapper (reading its FIFO) and `qtask _capture` (reading its stdin) feed
+// it the same way, through copyFrom.
+type captureSink struct {
+	out     *CappedFile
+	cleaner *Cleaner
+	buf     []byte
+	sawEnd  bool
+	err     error        // the first write error
+	read    atomic.Int64 // raw bytes consumed: the wrapper's sign of progress
+	// lastRead is when the last byte arrived: where a gap starts.
+	lastRead time.Time
+}
+
+// openSink opens the task's output file for capturing.
+func openSink(r *record) (*captureSink, error) {
+	limit := r.OutputMaxBytes
+	if limit <= 0 {
+		limit = DefaultOutputMaxBytes
+	}
+	out, err := OpenCapped(r.OutputPath, limit)
+	if err != nil {
+		return nil, err
+	}
+	k := &captureSink{out: out, buf: make([]byte, captureChunk)}
+	k.cleaner = NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { k.sawEnd = true }, HoldOutput: true})
+	return k, nil
+}
+
+// copyFrom cleans what arrives on in into the output file until the end
+// marker has passed (it reports true), in ends or fails (false, with in's
+// error; io.EOF for a plain end), or stop is closed (false, nil: noticed
+// within captureIdleFlush).
 //
-// tmux writes the pipe in small pieces. The capture reads on one goroutine
-// and writes the file in large batches: whenever the pipe has been quiet for
+// tmux writes the pipe in small pieces. Reading happens on one goroutine and
+// the file is written in large batches: whenever the pipe has been quiet for
 // captureDrain (so `qtask logs -f` lags by no more than that), or a batch is
 // full. A partial line (a prompt) is written after captureIdleFlush.
+func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) {
+	in, timed := pollable(in)
+	held := false // complete lines queued in the cleaner
+	for !k.sawEnd {
+		select {
+		case <-stop:
+			k.flush(held)
+			return false, nil
+		default:
+		}
+		if timed {
+			wait := captureIdleFlush
+			if held {
+				wait = captureDrain
+			}
+			in.SetReadDeadline(time.Now().Add(wait))
+		}
+		n, err := in.Read(k.buf)
+		if n > 0 {
+			k.read.Add(int64(n))
+			k.lastRead = time.Now()
+			_, werr := k.cleaner.Write(k.buf[:n])
+			k.keep(werr)
+			held = true
+		}
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			k.flush(held)
+			held = false
+		case err != nil:
+			k.flush(held)
+			return false, err
+		case !timed:
+			k.flush(true)
+		}
+	}
+	return true, nil
+}
+
+// flush writes the complete lines the cleaner holds, or, when there are
+// none, the partial line.
+func (k *captureSink) flush(held bool) {
+	if held {
+		k.keep(k.cleaner.Flush())
+	} else {
+		k.keep(k.cleaner.FlushPartial())
+	}
+}
+
+// lastReadText is when output last arrived, for messages.
+func (k *captureSink) lastReadText() string {
+	if k.lastRead.IsZero() {
+		return "the start"
+	}
+	return k.lastRead.Local().Format(gapTimeFormat)
+}
+
+// note writes a line of qtask's own into the output, on a line of its own.
+func (k *captureSink) note(text string) {
+	k.keep(k.cleaner.Note(text))
+}
+
+// keep remembers the first write error.
+func (k *captureSink) keep(err error) {
+	if k.err == nil {
+		k.err = err
+	}
+}
+
+// close ends the stream and closes the file; it returns the first error
+// writing the output met.
+func (k *captureSink) close() error {
+	k.keep(k.cleaner.Close())
+	k.keep(k.out.Close())
+	return k.err
+}
+
+// Capture is `qtask _capture ID`, the far end of an adopted pane's
+// pipe-pane. It cleans the raw terminal stream into the task's output file
+// and, when it sees the end marker (or its input ends), flushes and marks
+// the output acknowledged so the task may settle.
 func (s *Store) Capture(id string, in *os.File) error {
 	r, err := s.load(id)
 	if err != nil {
@@ -50,56 +162,14 @@ func (s *Store) Capture(id string, in *os.File) error {
 			return err
 		}
 	}
-	limit := r.OutputMaxBytes
-	if limit <= 0 {
-		limit = DefaultOutputMaxBytes
-	}
-	out, err := OpenCapped(r.OutputPath, limit)
+	sink, err := openSink(r)
 	if err != nil {
 		return err
 	}
-	sawEnd := false
-	cleaner := NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { sawEnd = true }, HoldOutput: true})
-
-	in, timed := pollable(in)
-	buf := make([]byte, captureChunk)
-	held := false // complete lines queued in the cleaner
-	var writeErr error
-	for !sawEnd {
-		if timed {
-			wait := captureIdleFlush
-			if held {
-				wait = captureDrain
-			}
-			in.SetReadDeadline(time.Now().Add(wait))
-		}
-		n, err := in.Read(buf)
-		if n > 0 && writeErr == nil {
-			_, writeErr = cleaner.Write(buf[:n])
-			held = true
-		}
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			if writeErr == nil && held {
-				writeErr = cleaner.Flush()
-			} else if writeErr == nil {
-				writeErr = cleaner.FlushPartial()
-			}
-			held = false
-		case err != nil:
-			sawEnd = true // EOF: the pane is gone
-		case !timed && writeErr == nil:
-			writeErr = cleaner.Flush()
-		}
-	}
-	if err := cleaner.Close(); writeErr == nil {
-		writeErr = err
-	}
-	if err := out.Close(); writeErr == nil {
-		writeErr = err
-	}
+	sink.copyFrom(in, nil) // EOF: the pane is gone, and everything is in
+	writeErr := sink.close()
 	_, err = s.update(id, func(r *record) error {
-		r.OutputComplete = true
+		r.OutputAcked = true
 		return nil
 	})
 	if writeErr != nil {

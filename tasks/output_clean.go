@@ -218,6 +218,29 @@ func (c *Cleaner) Close() error {
 	if c.err != nil {
 		return c.err
 	}
+	c.breakStream()
+	c.flushOut()
+	return c.err
+}
+
+// Note writes text, one line of qtask's own (a remark that output was
+// lost), into the stream: whatever was pending is ended first, as at Close,
+// because the bytes that would have completed it are gone; the stream then
+// goes on from a clean state.
+func (c *Cleaner) Note(text string) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.breakStream()
+	c.emit([]byte(text))
+	c.emit(cleanNewline)
+	c.flushOut()
+	return c.err
+}
+
+// breakStream ends whatever is pending: a split rune, binary mode, an escape
+// sequence, the current line.
+func (c *Cleaner) breakStream() {
 	// An unfinished rune at the end is invalid, which may tip the stream
 	// into binary mode. Leaving binary mode can leave another unfinished
 	// rune behind, but the text it replays is valid and resets the score,
@@ -237,8 +260,6 @@ func (c *Cleaner) Close() error {
 		c.line = c.line[:0]
 	}
 	c.endLine()
-	c.flushOut()
-	return c.err
 }
 
 // process consumes p in whichever mode the stream is in.

@@ -13,6 +13,8 @@ type outcome struct {
 	status   Status
 	exitCode *int
 	reason   string
+	// outputLoss, when set, says what output is not in the file.
+	outputLoss string
 }
 
 // settle moves a running task to its terminal status. It is the only place a
@@ -25,10 +27,26 @@ func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error
 		}
 		now := time.Now().UTC()
 		r.Status, r.ExitCode, r.Error, r.EndedAt = o.status, o.exitCode, o.reason, &now
+		if o.outputLoss != "" {
+			r.OutputComplete, r.OutputLoss = false, o.outputLoss
+		}
 		changed = true
 		return nil
 	})
 	return r, changed, err
+}
+
+// noteLoss records, while the task runs, what output was lost so far, so
+// that `status` tells at once.
+func (s *Store) noteLoss(id, loss string) error {
+	_, err := s.update(id, func(r *record) error {
+		if !r.Running() {
+			return errSkip
+		}
+		r.OutputComplete, r.OutputLoss = false, loss
+		return nil
+	})
+	return err
 }
 
 // exitReasonPrefix starts the reason of a command that exited non-zero.
@@ -62,6 +80,8 @@ func (t *Task) EndedByItself() bool {
 }
 
 // lostOutcome is the verdict for a task whose process vanished unobserved.
+// Nobody saw the end of its output either.
 func lostOutcome(why string) outcome {
-	return outcome{status: StatusFailed, reason: "lost: " + why}
+	return outcome{status: StatusFailed, reason: "lost: " + why,
+		outputLoss: "the end of the output was never confirmed: " + why}
 }

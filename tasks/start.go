@@ -83,7 +83,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		Task: Task{
 			ID: id, Name: opts.Name, Kind: KindShell, Command: opts.Command, Cwd: opts.Cwd,
 			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
-			OutputPath: s.outputPath(id), Background: opts.Background,
+			OutputPath: s.outputPath(id), Background: opts.Background, OutputComplete: true,
 		},
 		TmuxServer:     opts.Server.String(),
 		WaiterPID:      opts.WaiterPID,

@@ -199,7 +199,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 			Cwd: "/src", Scope: "s", Status: StatusFailed, ExitCode: &code, Error: "exited with code 3",
 			PID: 42, PaneID: "%3", StartedAt: start, EndedAt: &end, OutputPath: s.outputPath("abcd0001"), Background: true},
 		WrapperPID: 41, TmuxServer: "-L qtask", EndMarker: "qtask-end-x", OutputMaxBytes: 1 << 20,
-		OutputComplete: true,
+		OutputAcked: true,
 	}
 	if err := s.save(want); err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if got.Command != want.Command || !got.StartedAt.Equal(start) || got.EndedAt == nil || !got.EndedAt.Equal(end) ||
 		got.ExitCode == nil || *got.ExitCode != 3 || got.WrapperPID != 41 || got.EndMarker != want.EndMarker ||
-		!got.OutputComplete || got.PaneID != "%3" || got.Status != StatusFailed {
+		!got.OutputAcked || got.PaneID != "%3" || got.Status != StatusFailed {
 		t.Errorf("record read back differs from what was saved:\n got %+v\nwant %+v", got, want)
 	}
 	if _, err := s.load("ffff0000"); !errors.Is(err, ErrNotFound) {

@@ -56,6 +56,12 @@ type Task struct {
 	EndedAt    *time.Time `json:"ended_at"`
 	OutputPath string     `json:"output_path"`
 	Background bool       `json:"background"`
+	// OutputComplete is false once some of the task's output is known not
+	// to be in its file; OutputLoss then says what was lost and why. Loss
+	// is never silent: the file also holds a [qtask: …] line where it
+	// happened.
+	OutputComplete bool   `json:"output_complete"`
+	OutputLoss     string `json:"output_loss,omitempty"`
 }
 
 // Running reports whether the task has not reached a terminal status.
@@ -115,12 +121,14 @@ type record struct {
 	AwaitScrollback bool `json:"await_scrollback,omitempty"`
 	// TmuxServer is tmux.Server.String() of the server holding the pane.
 	TmuxServer string `json:"tmux_server,omitempty"`
-	// EndMarker is the OSC payload the wrapper prints after the command has
-	// exited; the capture acknowledges it by setting OutputComplete. Because a
-	// pty keeps order, the ack proves the file holds everything printed.
+	// EndMarker is the OSC payload printed into the pane after the command
+	// has exited; the capture acknowledges it (the wrapper's own copier in
+	// memory, an adopted pane's `qtask _capture` by setting OutputAcked).
+	// Because a pty keeps order, the ack proves the file holds everything
+	// printed.
 	EndMarker      string `json:"end_marker,omitempty"`
 	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
-	OutputComplete bool   `json:"output_complete,omitempty"`
+	OutputAcked    bool   `json:"output_acked,omitempty"`
 	// StopRequestedAt is set by `qtask stop`, so that the wrapper settles the
 	// task as cancelled rather than failed when the signal lands. StopReason,
 	// when set (a foreground timeout with on_timeout=kill), makes it failed

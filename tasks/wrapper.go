@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -22,7 +23,6 @@ import (
 // ExecOptions describes the pane the wrapper finds itself in.
 type ExecOptions struct {
 	ID      string
-	Self    string      // qtask binary, for the capture's argv
 	Server  tmux.Server // the server of this pane ($TMUX)
 	TmuxEnv string      // $TMUX as tmux set it, passed on to the command
 	Pane    tmux.PaneID // $TMUX_PANE
@@ -30,17 +30,17 @@ type ExecOptions struct {
 	Out     *os.File    // the pane's terminal (stdout)
 }
 
-// How long the wrapper waits for the capture to acknowledge the end marker.
-// Past it the task settles anyway: a dead capture must not keep a task
-// running forever.
+// How long an adopted pane's prompt hook waits for `qtask _capture` to
+// acknowledge the end marker. Past it the task settles anyway, its output
+// marked incomplete: a dead capture must not keep a task running forever.
 const (
-	captureAckTimeout       = 5 * time.Second
-	captureAckTimeoutClosed = 500 * time.Millisecond
-	capturePoll             = 5 * time.Millisecond
+	captureAckTimeout = 5 * time.Second
+	capturePoll       = 5 * time.Millisecond
 )
 
 // Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
-// the capture before the command can print a byte, runs the command in its
+// the capture (paneCapture: the pane's output comes back to this process
+// through a FIFO) before the command can print a byte, runs the command in its
 // own process group in the terminal's foreground (so Ctrl+C in the pane
 // reaches it, and `stop` can signal the whole group), forwards signals, and
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
@@ -57,8 +57,8 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		return 1
 	}
-	capture := []string{opts.Self, "_capture", "--state-dir", s.dir, opts.ID}
-	if err := opts.Server.PipePane(ctx, opts.Pane, capture); err != nil {
+	capture, err := s.startCapture(r, opts)
+	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
 		return 1
@@ -81,7 +81,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
-		s.finish(r, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
 	// Now in the background of our own terminal: writing the end marker
@@ -98,7 +98,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		killGroup(pgid, 0)
 		cmd.Wait()
-		s.finish(r, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
+		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
 
@@ -108,7 +108,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	waitErr := cmd.Wait()
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
-		s.finish(r, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
+		s.finishExec(r, capture, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
 		return 1
 	}
 	o := exitOutcome(ws)
@@ -124,7 +124,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	} else if paneClosed.Load() {
 		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
 	}
-	final := s.finish(r, opts, paneClosed.Load(), o)
+	final := s.finishExec(r, capture, opts, paneClosed.Load(), o)
 	if final == nil || final.ExitCode == nil {
 		return 1
 	}
@@ -143,34 +143,41 @@ func (s *Store) noteExit(id string, o outcome) {
 	})
 }
 
-// finish prints the end marker, waits for the capture to confirm the output
-// file holds everything up to it, then settles the task. The order is the
-// point: whoever sees the task end can read its last line.
-func (s *Store) finish(r *record, opts ExecOptions, paneClosed bool, o outcome) *record {
-	timeout := captureAckTimeout
-	if paneClosed {
-		timeout = captureAckTimeoutClosed // the capture got EOF already
-	} else {
-		// OSC: terminals and tmux ignore an unknown one; the capture does not.
-		fmt.Fprintf(opts.Out, "\x1b]%s\a", r.EndMarker)
-	}
-	deadline := time.Now().Add(timeout)
+// finishExec waits for the capture to have everything the command printed
+// in the output file, then settles the task. The order is the point:
+// whoever sees the task end can read its last line.
+func (s *Store) finishExec(r *record, c *paneCapture, opts ExecOptions, paneClosed bool, o outcome) *record {
+	o.outputLoss = c.finish(paneClosed)
+	return s.settleEnd(r, opts.Out, o)
+}
+
+// awaitAck prints the end marker into an adopted pane and waits for its
+// `qtask _capture` to confirm the output file holds everything up to it. It
+// returns what may be lost if no confirmation came.
+func (s *Store) awaitAck(r *record, tty io.Writer) string {
+	fmt.Fprintf(tty, "\x1b]%s\a", r.EndMarker)
+	deadline := time.Now().Add(captureAckTimeout)
 	for time.Now().Before(deadline) {
-		cur, err := s.load(opts.ID)
-		if err != nil || cur.OutputComplete {
-			break
+		cur, err := s.load(r.ID)
+		if err != nil || cur.OutputAcked {
+			return ""
 		}
 		time.Sleep(capturePoll)
 	}
+	return fmt.Sprintf("the capture did not confirm the end of the output within %v", captureAckTimeout)
+}
+
+// settleEnd settles a task whose command has ended and whose output is in.
+func (s *Store) settleEnd(r *record, out io.Writer, o outcome) *record {
 	if o.exitCode != nil && (*o.exitCode == 126 || *o.exitCode == 127) && o.status == StatusFailed {
 		// The shell could not run the command; its last words say why.
 		if why := lastLine(r.OutputPath, 200); why != "" {
 			o.reason += ": " + why
 		}
 	}
-	final, _, err := s.settle(opts.ID, o)
+	final, _, err := s.settle(r.ID, o)
 	if err != nil {
-		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		fmt.Fprintf(out, "qtask: %v\n", err)
 	}
 	return final
 }

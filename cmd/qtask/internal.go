@@ -43,7 +43,6 @@ func newCmdExec(deps *Deps) *cobra.Command {
 		}
 		code := store.Exec(cmd.Context(), tasks.ExecOptions{
 			ID:      args[0],
-			Self:    deps.Self,
 			Server:  tmux.NewSocketServer(deps.Env.TmuxSocketFromTMUX()),
 			TmuxEnv: deps.Env.Tmux,
 			Pane:    pane,

@@ -66,6 +66,9 @@ func runStatus(deps *Deps, opts *StatusOptions) error {
 	}
 	row("runtime", formatRuntime(t.Runtime(time.Now())))
 	row("output", t.OutputPath)
+	if !t.OutputComplete && t.OutputLoss != "" {
+		row("lost", displayCommand(t.OutputLoss, 500))
+	}
 	if !t.Running() {
 		return nil
 	}

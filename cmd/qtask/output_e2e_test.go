@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// capturePIDs lists the processes holding the harness server's pane pipes:
+// the tmux server's children that are not the first process of a pane
+// (tmux starts a pipe-pane command as its own child).
+func (h *harness) capturePIDs() []int {
+	h.t.Helper()
+	server, err := h.tmux("display-message", "-p", "#{pid}")
+	if err != nil {
+		h.t.Fatalf("tmux server pid: %v", err)
+	}
+	panes, err := h.tmux("list-panes", "-a", "-F", "#{pane_pid}")
+	if err != nil {
+		h.t.Fatalf("list panes: %v", err)
+	}
+	isPane := map[string]bool{}
+	for _, p := range strings.Fields(panes) {
+		isPane[p] = true
+	}
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || isPane[e.Name()] {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// After the command name: state, ppid.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 && f[1] == server && f[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// outputState is what `status --json` says of the task's output: whether
+// it is complete (false if the field is missing) and what was lost.
+func (h *harness) outputState(id string) (complete bool, loss string) {
+	h.t.Helper()
+	var st struct {
+		OutputComplete *bool  `json:"output_complete"`
+		OutputLoss     string `json:"output_loss"`
+	}
+	if err := json.Unmarshal([]byte(h.mustQtask("status", "--json", id)), &st); err != nil {
+		h.t.Fatal(err)
+	}
+	return st.OutputComplete != nil && *st.OutputComplete, st.OutputLoss
+}
+
+// startGatedCapture starts a task that prints "before", waits for the file gate,
+// then prints 20 numbered lines and exits 0. It returns once "before" is in
+// the output file, with the task's capture process.
+func (h *harness) startGatedCapture() (task tasks.Task, gate string, capture int) {
+	h.t.Helper()
+	gate = filepath.Join(h.root, "gate")
+	task = h.start("echo before; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; " +
+		"i=0; while [ $i -lt 20 ]; do i=$((i+1)); echo after $i; done")
+	eventually(h.t, "first line in the output", func() bool { return strings.Contains(h.output(task.ID), "before") })
+	var pids []int
+	eventually(h.t, "the task's capture process", func() bool { pids = h.capturePIDs(); return len(pids) == 1 })
+	return task, gate, pids[0]
+}
+
+// A capture that is SIGKILLed mid-task is replaced: the output that comes
+// later is in the file, the gap is marked there, and the task says its output
+// is incomplete.
+func TestKilledCaptureIsReplacedAndTheGapMarked(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	task, gate, capture := h.startGatedCapture()
+	syscall.Kill(capture, syscall.SIGKILL)
+	eventually(t, "the gap to be marked in the output file", func() bool {
+		return strings.Contains(h.output(task.ID), "[qtask: output between ")
+	})
+	if complete, loss := h.outputState(task.ID); complete || !strings.Contains(loss, "lost: the capture process exited") {
+		t.Errorf("while running, status says output_complete %v, output_loss %q; want false and the loss", complete, loss)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	end := h.wait(task.ID)
+	out := h.output(task.ID)
+	if !strings.HasPrefix(out, "before\n[qtask: output between ") || !strings.HasSuffix(out, "after 19\nafter 20\n") {
+		t.Errorf("output after the capture was killed is missing or the gap is unmarked:\n%s", out)
+	}
+	if complete, loss := h.outputState(task.ID); end.Status != tasks.StatusCompleted || complete || !strings.Contains(loss, "the capture process exited") {
+		t.Errorf("settled as %s, output_complete %v, output_loss %q; want completed, false, the loss", end.Status, complete, loss)
+	}
+	if text := h.mustQtask("status", task.ID); !strings.Contains(text, "output between ") {
+		t.Errorf("status does not mention the lost output:\n%s", text)
+	}
+}
+
+// A capture that stops (SIGSTOP) while the command ends does not keep the
+// task running, nor let it settle as if its output were whole: it is
+// replaced, and the loss is said in the file and the task.
+func TestStalledCaptureIsReplacedAndTheLossSaid(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	task, gate, capture := h.startGatedCapture()
+	syscall.Kill(capture, syscall.SIGSTOP)
+	defer syscall.Kill(capture, syscall.SIGKILL)
+	os.WriteFile(gate, nil, 0o600)
+	end := h.wait(task.ID)
+	out := h.output(task.ID)
+	if !strings.HasPrefix(out, "before\n") || !strings.Contains(out, "[qtask: output between ") {
+		t.Errorf("a stalled capture's loss is not marked in the output:\n%s", out)
+	}
+	if complete, loss := h.outputState(task.ID); end.Status != tasks.StatusCompleted || complete || loss == "" {
+		t.Errorf("settled as %s, output_complete %v, output_loss %q; want completed, false, the loss", end.Status, complete, loss)
+	}
+}
+
+// A task whose output all arrived says so.
+func TestCompleteOutputIsSaidComplete(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.start("echo one; echo two").ID
+	h.wait(id)
+	if complete, loss := h.outputState(id); !complete || loss != "" {
+		t.Errorf("output_complete %v, output_loss %q; want true and none", complete, loss)
+	}
+}
