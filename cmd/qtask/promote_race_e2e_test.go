@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,7 +75,7 @@ func TestPromoteAfterTheCommandExited(t *testing.T) {
 	h := newHarness(t)
 	gate := filepath.Join(h.root, "gate")
 	fg, task := h.startGated(gate)
-	capture := pidsRunning(t, "_capture", task.ID)
+	capture := h.capturePIDs()
 	if len(capture) != 1 {
 		t.Fatalf("want one capture process for task %s, found %v", task.ID, capture)
 	}
@@ -133,37 +132,4 @@ func holdStoreLock(t *testing.T, state string) (release func()) {
 	}
 	t.Cleanup(func() { f.Close() })
 	return func() { f.Close() }
-}
-
-// pidsRunning lists the processes whose argv holds all of words.
-func pidsRunning(t *testing.T, words ...string) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := bytes.Split(cmdline, []byte{0})
-		all := true
-		for _, w := range words {
-			found := false
-			for _, a := range args {
-				found = found || string(a) == w
-			}
-			all = all && found
-		}
-		if all {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
