@@ -12,11 +12,14 @@ package agenttest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,8 +88,48 @@ type Run struct {
 	// Dir is the project directory the agent works in; a fresh temp dir when
 	// empty. Home is its HOME; a fresh temp dir when empty.
 	Dir, Home string
-	Args      []string // extra arguments, before the prompt
+	Args      []string // extra arguments
 	Env       []string // extra environment, KEY=VALUE, after the defaults
+	// MCP lists stdio MCP servers the agent starts, configured the way each
+	// agent reads them (Claude --mcp-config with --strict-mcp-config, qwen
+	// --mcp-config, gemini's user settings with trust, so its calls are not
+	// confirmed).
+	MCP []MCPServer
+}
+
+// MCPServer is a stdio MCP server for a run. The agent starts it with the
+// agent's environment plus Env.
+type MCPServer struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// MCPTool is the name the model sees for tool of the MCP server named
+// server: Claude and qwen say mcp__server__tool, gemini mcp_server_tool.
+func (a Agent) MCPTool(server, tool string) string {
+	if a == Gemini {
+		return "mcp_" + server + "_" + tool
+	}
+	return "mcp__" + server + "__" + tool
+}
+
+// mcpConfig is the {"mcpServers": {…}} object all three agents read.
+func mcpConfig(servers []MCPServer, trust bool) map[string]any {
+	conf := map[string]any{}
+	for _, s := range servers {
+		// Claude drops a server whose args or env is null, without a word.
+		entry := map[string]any{"type": "stdio", "command": s.Command, "args": append([]string{}, s.Args...)}
+		if len(s.Env) > 0 {
+			entry["env"] = s.Env
+		}
+		if trust {
+			entry["trust"] = true
+		}
+		conf[s.Name] = entry
+	}
+	return conf
 }
 
 // Command builds the agent's command line for r: headless (`-p`), with JSON
@@ -107,6 +150,10 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 	}
 	env := baseEnv(r.Home)
 	var args []string
+	mcpFile := filepath.Join(r.Home, "mcp.json")
+	if len(r.MCP) > 0 && r.Agent != Gemini {
+		writeJSON(t, mcpFile, map[string]any{"mcpServers": mcpConfig(r.MCP, false)})
+	}
 	switch r.Agent {
 	case Claude:
 		env = append(env,
@@ -117,14 +164,23 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 		// The prompt comes first: options such as --allowedTools take
 		// several values and would swallow a prompt after them.
 		args = []string{"-p", r.Prompt, "--output-format", "stream-json", "--verbose"}
+		if len(r.MCP) > 0 {
+			args = append(args, "--strict-mcp-config", "--mcp-config", mcpFile)
+		}
 	case Qwen:
 		env = append(env,
 			"OPENAI_API_KEY=sk-dummy",
 			"OPENAI_BASE_URL="+r.Model+"/v1")
 		args = []string{"--auth-type", "openai", "-m", "mock-model", "--yolo", "--output-format", "stream-json"}
+		if len(r.MCP) > 0 {
+			args = append(args, "--mcp-config", mcpFile)
+		}
 	case Gemini:
-		writeFile(t, filepath.Join(r.Home, ".gemini", "settings.json"),
-			`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`)
+		settings := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
+		if len(r.MCP) > 0 {
+			settings["mcpServers"] = mcpConfig(r.MCP, true)
+		}
+		writeJSON(t, filepath.Join(r.Home, ".gemini", "settings.json"), settings)
 		env = append(env,
 			"GEMINI_API_KEY=dummy",
 			"GOOGLE_GEMINI_BASE_URL="+r.Model,
@@ -147,13 +203,39 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = r.Dir
 	cmd.Env = append(env, r.Env...)
+	isolate(cmd)
+	return cmd
+}
+
+// InspectorCommand builds a run of the MCP inspector's CLI against server,
+// with method and its options in args (e.g. "--method", "tools/list"). It
+// prints the JSON result on stdout; a tool it cannot find exits 5. The run
+// is isolated like an agent's.
+func InspectorCommand(ctx context.Context, t testing.TB, server MCPServer, args ...string) *exec.Cmd {
+	t.Helper()
+	bin := Require(t, Inspector)
+	home := t.TempDir()
+	argv := []string{"--cli"}
+	for _, k := range slices.Sorted(maps.Keys(server.Env)) {
+		argv = append(argv, "-e", k+"="+server.Env[k])
+	}
+	argv = append(append(append(argv, server.Command), server.Args...), args...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Dir = home
+	cmd.Env = baseEnv(home)
+	isolate(cmd)
+	return cmd
+}
+
+// isolate gives cmd no stdin and a session of its own, so the context's
+// cancellation kills it with its children.
+func isolate(cmd *exec.Cmd) {
 	cmd.Stdin = nil // /dev/null: an agent that reads its terminal must not get ours
 	// Its own session: gemini takes over a controlling terminal otherwise,
 	// and the group can be killed as one.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	return cmd
 }
 
 // baseEnv is the whole environment of an isolated run: nothing inherited but
@@ -201,12 +283,16 @@ func tail(s string, n int) string {
 	return s
 }
 
-func writeFile(t testing.TB, path, content string) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
