@@ -52,6 +52,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if !ok {
 		fg = opts.ShellPID // the shell itself is running the line right now
 	}
+	shell, _ := readProcStat(opts.ShellPID)
 	id, err := s.reserveID()
 	if err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 			Status: StatusRunning, PID: fg, PaneID: string(opts.Pane), StartedAt: opts.StartedAt.UTC(),
 			OutputPath: s.outputPath(id), Background: true, OutputComplete: true,
 		},
-		WrapperPID: opts.ShellPID, WrapperStart: processStart(opts.ShellPID),
+		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
 		TmuxServer: opts.Server.String(), EndMarker: "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
 	}

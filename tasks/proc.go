@@ -12,7 +12,9 @@ import (
 
 // procStat is the part of /proc/PID/stat qtask uses.
 type procStat struct {
+	state     byte // 'R', 'S', … 'Z' for a zombie: exited, not yet reaped
 	pgrp      int
+	session   int
 	tpgid     int    // foreground process group of the process's terminal
 	startTime uint64 // clock ticks since boot: with the pid, a process's identity
 }
@@ -37,10 +39,13 @@ func parseProcStat(s string) (procStat, error) {
 	if len(f) < 20 {
 		return procStat{}, errors.New("short /proc stat")
 	}
-	var st procStat
+	st := procStat{state: f[0][0]}
 	var err error
 	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
 		return procStat{}, fmt.Errorf("/proc stat pgrp: %w", err)
+	}
+	if st.session, err = strconv.Atoi(f[3]); err != nil {
+		return procStat{}, fmt.Errorf("/proc stat session: %w", err)
 	}
 	if st.tpgid, err = strconv.Atoi(f[5]); err != nil {
 		return procStat{}, fmt.Errorf("/proc stat tpgid: %w", err)

@@ -8,7 +8,7 @@ import (
 )
 
 // statTail is a /proc/PID/stat line after the command name, from the state
-// field on: ppid 1, pgrp 1234, session 1234, tty 34816, tpgid 5678, …,
+// field on: state S, ppid 1, pgrp 1234, session 1234, tty 34816, tpgid 5678, …,
 // starttime 98765, then the rest of a real line.
 const statTail = "S 1 1234 1234 34816 5678 4194560 1133 0 0 0 5 2 0 0 20 0 1 0 98765 " +
 	"10113024 892 18446744073709551615 94420000000000 94420000100000 140730000000000 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 " +
@@ -21,14 +21,14 @@ func TestParseProcStat(t *testing.T) {
 		want  procStat
 		isErr bool
 	}{
-		{name: "plain name", line: "1234 (bash) " + statTail, want: procStat{1234, 5678, 98765}},
-		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procStat{1234, 5678, 98765}},
-		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procStat{1234, 5678, 98765}},
-		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procStat{1234, 5678, 98765}},
-		{name: "empty name", line: "1234 () " + statTail, want: procStat{1234, 5678, 98765}},
-		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procStat{1, -1, 5}},
-		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procStat{2, 5, 19}},
-		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procStat{2, 5, 18446744073709551615}},
+		{name: "plain name", line: "1234 (bash) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "empty name", line: "1234 () " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procStat{state: 'S', pgrp: 1, session: 1, tpgid: -1, startTime: 5}},
+		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procStat{state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 19}},
+		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procStat{state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 18446744073709551615}},
 
 		{name: "empty", line: "", isErr: true},
 		{name: "no command name", line: "1234 bash " + statTail, isErr: true},
@@ -36,6 +36,7 @@ func TestParseProcStat(t *testing.T) {
 		{name: "cut before the start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18", isErr: true},
 		{name: "fields before the name only", line: "1234 S 1 1234 1234 34816 5678 4194560 1133 0 0 0 5 2 0 0 20 0 1 0 98765 (x)", isErr: true},
 		{name: "non-numeric pgrp", line: "9 (c) S 1 x 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", isErr: true},
+		{name: "non-numeric session", line: "9 (c) S 1 2 x 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", isErr: true},
 		{name: "non-numeric tpgid", line: "9 (c) S 1 2 3 4 x 6 7 8 9 10 11 12 13 14 15 16 17 18 19", isErr: true},
 		{name: "negative start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -19", isErr: true},
 		{name: "start time out of range", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551616", isErr: true},
@@ -85,20 +86,10 @@ func TestReadProcStatSelf(t *testing.T) {
 // same process.
 func TestProcessIdentity(t *testing.T) {
 	requireProcfs(t)
-	cmd := exec.Command("cat") // runs until its stdin closes
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
+	pid, stop := startGroupLeader(t, nil)
 	st, err := readProcStat(pid)
 	if err != nil {
-		stdin.Close()
-		cmd.Wait()
+		stop()
 		t.Fatalf("readProcStat(child): %v", err)
 	}
 	if st.pgrp != pid {
@@ -110,11 +101,30 @@ func TestProcessIdentity(t *testing.T) {
 	if sameProcess(pid, st.startTime+1) {
 		t.Errorf("a process with another start time counts as the same: a recycled pid would pass for a task's process")
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("cat: %v", err)
 	}
 	if sameProcess(pid, st.startTime) {
 		t.Errorf("an exited, reaped process still counts as running: its task would never settle")
+	}
+}
+
+// startGroupLeader starts a child leading its own process group, with env
+// (nil: the test's), that runs until stop, which returns its exit error.
+func startGroupLeader(t *testing.T, env []string) (pid int, stop func() error) {
+	t.Helper()
+	cmd := exec.Command("cat") // runs until its stdin closes
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid, func() error {
+		stdin.Close()
+		return cmd.Wait()
 	}
 }

@@ -1,11 +1,7 @@
 package tasks
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -40,7 +36,7 @@ func (s *Store) reconcile(r *record) *record {
 		return r
 	}
 	if changed {
-		killOrphans(r.PID, r.ID)
+		killOrphans(r)
 	}
 	return settled
 }
@@ -65,37 +61,11 @@ func (s *Store) orphanedForeground(r *record) *record {
 	return updated
 }
 
-// killOrphans kills what is left of a lost task's process group, but only
-// if a member still carries the task's id in its environment: a pgid alone
-// may have been recycled by an unrelated program.
-func killOrphans(pgid int, id string) {
-	if pgid <= 0 || !groupBelongsTo(pgid, id) {
-		return
+// killOrphans kills what is left of a lost task: its command's process
+// group and the other groups in its wrapper's session, each only once
+// proved the task's (see proveGroup), so a recycled pid is never hit.
+func killOrphans(r *record) {
+	for _, pgid := range leftoverGroups(procfs{}, r) {
+		signalOwned(r, pgid, syscall.SIGKILL)
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// groupBelongsTo reports whether a process in group pgid has
-// QTASK_TASK_ID=id in its environment (set by the wrapper for the command
-// and inherited by everything it starts).
-func groupBelongsTo(pgid int, id string) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	want := []byte("QTASK_TASK_ID=" + id + "\x00")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if g, err := syscall.Getpgid(pid); err != nil || g != pgid {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
-			return true
-		}
-	}
-	return false
 }

@@ -22,15 +22,9 @@ type outcome struct {
 // wrapper and a reader both noticing the end) is a no-op reporting false.
 func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error) {
 	r, err = s.update(id, func(r *record) error {
-		if !r.Running() {
+		if changed = r.end(o); !changed {
 			return errSkip
 		}
-		now := time.Now().UTC()
-		r.Status, r.ExitCode, r.Error, r.EndedAt = o.status, o.exitCode, o.reason, &now
-		if o.outputLoss != "" {
-			r.OutputComplete, r.OutputLoss = false, o.outputLoss
-		}
-		changed = true
 		return nil
 	})
 	return r, changed, err
@@ -47,6 +41,20 @@ func (s *Store) noteLoss(id, loss string) error {
 		return nil
 	})
 	return err
+}
+
+// end applies o to a running record, for callers already holding the lock;
+// it reports false, changing nothing, if the task has already ended.
+func (r *record) end(o outcome) bool {
+	if !r.Running() {
+		return false
+	}
+	now := time.Now().UTC()
+	r.Status, r.ExitCode, r.Error, r.EndedAt = o.status, o.exitCode, o.reason, &now
+	if o.outputLoss != "" {
+		r.OutputComplete, r.OutputLoss = false, o.outputLoss
+	}
+	return true
 }
 
 // exitReasonPrefix starts the reason of a command that exited non-zero.

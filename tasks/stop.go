@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -9,12 +10,22 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// NotRunningError is returned when asked to stop a task that already ended;
-// it names the status so the user knows what happened instead.
+// NotRunningError is returned when asked to stop a task that already ended
+// (before the stop, or in a race the stop lost, or found lost by it); it
+// names the status so the user knows what happened instead.
 type NotRunningError struct{ Task *Task }
 
 func (e *NotRunningError) Error() string {
 	return fmt.Sprintf("task %s is not running (%s)", e.Task.ID, e.Task.StatusText())
+}
+
+// InsideTaskError refuses a stop issued from inside the task it names: the
+// stop's own process would be among those it kills.
+type InsideTaskError struct{ ID string }
+
+func (e *InsideTaskError) Error() string {
+	return fmt.Sprintf("task %s is the task this command runs in; stopping it would stop this command too: "+
+		"stop it from another shell, or just exit", e.ID)
 }
 
 // StopOptions says how to stop a task.
@@ -34,7 +45,10 @@ const stopSettleTimeout = 5 * time.Second
 
 // Stop ends a running task: the first signal to its whole process group
 // (grandchildren too), SIGKILL after the grace, and it returns once the task
-// is settled. A task that already ended yields *NotRunningError.
+// is settled. A task that already ended — or ends by itself before the
+// first signal lands — yields *NotRunningError; so does one whose process
+// group cannot be proved to be the task's (proveGroup): it is settled as
+// lost and nothing is signalled.
 func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (*Task, error) {
 	// Once begun, a stop runs to its end (bounded by the grace and
 	// stopSettleTimeout): an interrupted stop must not leave a task that was
@@ -47,41 +61,35 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	if err != nil {
 		return nil, err
 	}
-	r, err = s.update(r.ID, func(r *record) error {
-		if !r.Running() {
-			return errSkip
-		}
-		if r.StopRequestedAt == nil {
-			now := time.Now().UTC()
-			r.StopRequestedAt, r.StopReason = &now, opts.Reason
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !r.Running() {
-		return nil, &NotRunningError{Task: &r.Task}
-	}
-	ended := func(r *record) bool { return !r.Running() }
-	// A task still starting has no pid yet; give its wrapper a moment.
-	r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || ended(r) })
-	if err != nil {
-		return nil, err
-	}
 	if r.Adopted {
 		// A command typed in a shell: the shell itself may be running it (a
 		// loop), each program in its own job, so signal whatever job is in
 		// the foreground now, starting as Ctrl+C would.
 		opts.Signal = syscall.SIGINT
 	}
-	if r.PID != 0 && r.Running() {
-		signalGroup(r.targetGroup(), opts.Signal)
+	if r.Running() && r.contains(self()) {
+		return nil, &InsideTaskError{ID: r.ID}
+	}
+	ended := func(r *record) bool { return !r.Running() }
+	r, v, err := s.beginStop(r.ID, opts)
+	if err == nil && v == stopStarting {
+		// A task still starting has no pid yet; give its wrapper a moment.
+		if r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || ended(r) }); err == nil && r.PID != 0 {
+			r, v, err = s.beginStop(r.ID, opts)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v == stopEnded {
+		return nil, s.alreadyEnded(ctx, r)
+	}
+	if v == stopSignalled {
 		if r, err = s.waitFor(ctx, r.ID, opts.Grace, ended); err != nil {
 			return nil, err
 		}
 		if r.Running() {
-			signalGroup(r.targetGroup(), syscall.SIGKILL)
+			signalOwned(r, r.targetGroup(), syscall.SIGKILL, syscall.SIGCONT)
 			if r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, ended); err != nil {
 				return nil, err
 			}
@@ -103,6 +111,97 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	return &r.Task, nil
 }
 
+// stopVerdict is what beginStop found and did.
+type stopVerdict int
+
+const (
+	stopSignalled stopVerdict = iota // the first signal went to the task's group
+	stopStarting                     // no command yet: the stop is recorded
+	stopEnded                        // it had ended, is ending by itself, or was found lost
+)
+
+// beginStop decides, under the state lock, whether the task is still there
+// to stop, and if so sends the first signal and records the request in the
+// same locked step. The wrapper records the command's exit under the same
+// lock (ExitedAt), so exactly one of the two wins: a stop that comes second
+// never turns a natural end into "cancelled", and a wrapper that comes
+// second knows the signal was the stop's.
+func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, error) {
+	var v stopVerdict
+	r, err := s.update(id, func(r *record) error {
+		switch {
+		case !r.Running() || r.ExitedAt != nil || r.commandEnded(procfs{}):
+			v = stopEnded
+			return errSkip
+		case r.PID == 0:
+			v = stopStarting
+			r.requestStop(opts.Reason)
+			return nil
+		}
+		// SIGCONT after the signal: a job stopped by Ctrl+Z in its pane
+		// would otherwise hold it pending until SIGKILL.
+		err := signalOwned(r, r.targetGroup(), opts.Signal, syscall.SIGCONT)
+		var gone *groupGoneError
+		switch {
+		case err == nil:
+			v = stopSignalled
+			r.requestStop(opts.Reason)
+		case errors.As(err, &gone) && sameProcess(r.WrapperPID, r.WrapperStart):
+			// Its command has ended; the wrapper (or, adopted, the
+			// shell's prompt hook) is about to say how.
+			v = stopEnded
+			return errSkip
+		default:
+			v = stopEnded
+			r.end(lostOutcome(err.Error()))
+		}
+		return nil
+	})
+	return r, v, err
+}
+
+// requestStop marks the task as being stopped, once.
+func (r *record) requestStop(reason string) {
+	if r.StopRequestedAt == nil {
+		now := time.Now().UTC()
+		r.StopRequestedAt, r.StopReason = &now, reason
+	}
+}
+
+// commandEnded reports whether the command the wrapper started has exited
+// (its leader gone, recycled or a zombie) while the wrapper, still alive,
+// has not recorded it yet. An adopted task's leader is only the job that
+// was in the foreground when it was promoted, so it does not count there.
+func (r *record) commandEnded(procs procTable) bool {
+	if r.Adopted || r.CommandStart == 0 || !sameProcess(r.WrapperPID, r.WrapperStart) {
+		return false
+	}
+	st, err := procs.stat(r.PID)
+	return err != nil || st.startTime != r.CommandStart || st.state == 'Z'
+}
+
+// contains reports whether the caller runs inside the task: in the group a
+// stop would signal, or in the task's session (a shell inside the task).
+func (r *record) contains(me caller) bool {
+	return me.pgrp == r.targetGroup() || r.Session > 1 && me.session == r.Session
+}
+
+// alreadyEnded waits for the settle of a task a stop found ended (its
+// wrapper may still be writing the last output) and reports it.
+func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
+	r, err := s.waitFor(ctx, r.ID, captureAckTimeout+stopSettleTimeout, func(r *record) bool { return !r.Running() })
+	if err != nil {
+		return err
+	}
+	if r.Running() {
+		why := fmt.Sprintf("its command ended but its %s did not record how", r.wrapperName())
+		if r, _, err = s.settle(r.ID, lostOutcome(why)); err != nil {
+			return err
+		}
+	}
+	return &NotRunningError{Task: &r.Task}
+}
+
 // targetGroup is the process group a stop signals: the command's own group,
 // or for an adopted command the job now in its shell's foreground.
 func (r *record) targetGroup() int {
@@ -112,14 +211,4 @@ func (r *record) targetGroup() int {
 		}
 	}
 	return r.PID
-}
-
-// signalGroup sends sig to a process group, then SIGCONT: a job stopped
-// by Ctrl+Z in its pane would otherwise hold the signal pending until
-// SIGKILL.
-func signalGroup(pgid int, sig syscall.Signal) {
-	if pgid > 0 {
-		syscall.Kill(-pgid, sig)
-		syscall.Kill(-pgid, syscall.SIGCONT)
-	}
 }

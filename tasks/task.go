@@ -112,6 +112,12 @@ type record struct {
 	// WrapperStart is the wrapper's start time (/proc ticks), so a recycled
 	// pid is never taken for the live wrapper.
 	WrapperStart uint64 `json:"wrapper_start,omitempty"`
+	// CommandStart is the start time (/proc ticks) of the command the wrapper
+	// started, the leader of process group PID, and Session is the wrapper's
+	// session: with them qtask proves a group is still this task's before it
+	// signals it (proveGroup).
+	CommandStart uint64 `json:"command_start,omitempty"`
+	Session      int    `json:"session,omitempty"`
 	// Adopted marks a command a human started in an interactive shell and
 	// promoted: its "wrapper" is that shell, which reports the exit code
 	// from its prompt hook.
@@ -143,7 +149,7 @@ type record struct {
 	// ExitedAt is when the wrapper saw the command exit, and ExitedCode its
 	// exit code (128+N for signal N). The wrapper records them at once,
 	// before it waits for the output to be complete and settles the task:
-	// from then on the end has won any race with a promote.
+	// from then on the end has won any race with a promote or a stop.
 	ExitedAt   *time.Time `json:"exited_at,omitempty"`
 	ExitedCode *int       `json:"exited_code,omitempty"`
 }

@@ -87,23 +87,28 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Now in the background of our own terminal: writing the end marker
 	// must not stop us if the user's terminal has tostop set.
 	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	// The claim: what proves, later, that the command's group is this
+	// task's (proveGroup) — its leader's start time and our session.
 	pgid := cmd.Process.Pid
-	if _, err := s.update(opts.ID, func(r *record) error {
+	me, _ := readProcStat(os.Getpid())
+	claim := func(r *record) error {
 		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
-		r.WrapperStart = processStart(os.Getpid())
+		r.WrapperStart, r.Session, r.CommandStart = me.startTime, me.session, processStart(pgid)
 		return nil
-	}); err != nil {
+	}
+	claim(r)
+	if _, err := s.update(opts.ID, claim); err != nil {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		killGroup(pgid, 0)
+		killGroup(r, 0)
 		cmd.Wait()
 		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
 
 	var paneClosed atomic.Bool
-	go forwardSignals(sigs, pgid, sp.StopGrace, &paneClosed)
+	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
 	waitErr := cmd.Wait()
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -112,13 +117,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		return 1
 	}
 	o := exitOutcome(ws)
-	s.noteExit(opts.ID, o)
+	cur, err := s.noteExit(opts.ID, o)
+	stopped := err == nil && cur.StopRequestedAt != nil
 	// The command is gone; whatever it left behind in its group goes too, so
 	// "completed" never means "still running underneath".
-	killGroup(pgid, sp.StopGrace)
+	killGroup(r, sp.StopGrace)
 
-	cur, err := s.load(opts.ID)
-	stopped := err == nil && cur.StopRequestedAt != nil
 	if stopped {
 		o = cur.stopOutcome(o)
 	} else if paneClosed.Load() {
@@ -132,11 +136,15 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 }
 
 // noteExit records that the command exited, and with what code, before the
-// wrapper waits for the output: a promote arriving from now on reports the
-// end instead of releasing the caller with "promoted". A failure to write is
-// left to settle to report; promote then still sees the command's pid gone.
-func (s *Store) noteExit(id string, o outcome) {
-	s.update(id, func(r *record) error {
+// wrapper waits for the output: a promote or a stop arriving from now on
+// reports the end instead of releasing the caller with "promoted" or
+// turning it into "cancelled". It is written under the lock under which
+// stop signals and records its request, so the record it returns says
+// whether a stop came first (and its signal may be why the command ended).
+// A failure to write is left to settle to report; promote then still sees
+// the command's pid gone.
+func (s *Store) noteExit(id string, o outcome) (*record, error) {
+	return s.update(id, func(r *record) error {
 		now := time.Now().UTC()
 		r.ExitedAt, r.ExitedCode = &now, o.exitCode
 		return nil
@@ -185,35 +193,35 @@ func (s *Store) settleEnd(r *record, out io.Writer, o outcome) *record {
 // forwardSignals passes signals sent to the wrapper on to the command's
 // group. SIGHUP means the pane itself went away (killed window, dead
 // server): the command is told, and killed if it ignores the hint.
-func forwardSignals(sigs <-chan os.Signal, pgid int, grace time.Duration, paneClosed *atomic.Bool) {
+func forwardSignals(sigs <-chan os.Signal, r *record, grace time.Duration, paneClosed *atomic.Bool) {
 	for sig := range sigs {
 		sysSig := sig.(syscall.Signal)
 		if sysSig == syscall.SIGHUP {
 			paneClosed.Store(true)
 		}
-		syscall.Kill(-pgid, sysSig)
+		signalOwned(r, r.PID, sysSig)
 		if sysSig == syscall.SIGHUP {
-			go killGroup(pgid, grace)
+			go killGroup(r, grace)
 		}
 	}
 }
 
-// killGroup ends every process left in a process group: SIGTERM, then
-// SIGKILL once grace has passed. A group that is already empty costs one
-// kill(2) probe.
-func killGroup(pgid int, grace time.Duration) {
-	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
+// killGroup ends every process left in the command's process group:
+// SIGTERM, then SIGKILL once grace has passed, each only to a group proved
+// the task's. A group that is already empty costs one kill(2) probe.
+func killGroup(r *record, grace time.Duration) {
+	if r.PID <= 1 || syscall.Kill(-r.PID, 0) != nil {
 		return
 	}
-	signalGroup(pgid, syscall.SIGTERM)
+	signalOwned(r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(-pgid, 0) != nil {
+		if syscall.Kill(-r.PID, 0) != nil {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalOwned(r, r.PID, syscall.SIGKILL)
 }
 
 // recordWait bounds how long the wrapper waits for `qtask run` to write the

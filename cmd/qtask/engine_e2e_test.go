@@ -230,7 +230,7 @@ func TestStopKillsWholeGroup(t *testing.T) {
 		t.Fatalf("processes of the task's group still alive after stop: %v", left)
 	}
 	again := h.qtask("stop", task.ID)
-	if again.code != 0 || !strings.Contains(again.stdout, "not running") || !strings.Contains(again.stdout, "cancelled") {
+	if again.code != 0 || !strings.Contains(again.stdout, "already ended") || !strings.Contains(again.stdout, "cancelled") {
 		t.Fatalf("stopping a stopped task: exit %d, %q; want exit 0 naming its status", again.code, again.stdout)
 	}
 }

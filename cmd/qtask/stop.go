@@ -77,7 +77,7 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 		var notRunning *tasks.NotRunningError
 		switch {
 		case errors.As(err, &notRunning):
-			fmt.Fprintf(deps.IO.Out, "Task %s is not running: %s\n", notRunning.Task.ID, displayCommand(notRunning.Task.StatusText(), 200))
+			fmt.Fprintf(deps.IO.Out, "Task %s already ended: %s\n", notRunning.Task.ID, displayCommand(notRunning.Task.StatusText(), 200))
 		case err != nil:
 			fmt.Fprintf(deps.IO.ErrOut, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
 			failed = &ExitError{Code: exitError}

@@ -1,0 +1,204 @@
+package tasks
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"syscall"
+	"testing"
+)
+
+// fakeProcs is a process table for proofs: pid → stat and QTASK_TASK_ID.
+type fakeProcs map[int]fakeProc
+
+type fakeProc struct {
+	st     procStat
+	taskID string
+}
+
+func (f fakeProcs) stat(pid int) (procStat, error) {
+	p, ok := f[pid]
+	if !ok {
+		return procStat{}, fs.ErrNotExist
+	}
+	return p.st, nil
+}
+
+func (f fakeProcs) pids() ([]int, error) {
+	var pids []int
+	for pid := range f {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	return pids, nil
+}
+
+func (f fakeProcs) taskID(pid int) string { return f[pid].taskID }
+
+// with returns a copy of f with pid replaced (p set) or removed (p nil).
+func (f fakeProcs) with(pid int, p *fakeProc) fakeProcs {
+	g := fakeProcs{}
+	for k, v := range f {
+		g[k] = v
+	}
+	if p == nil {
+		delete(g, pid)
+	} else {
+		g[pid] = *p
+	}
+	return g
+}
+
+func proc(pgrp, session int, start uint64, taskID string) *fakeProc {
+	return &fakeProc{st: procStat{state: 'S', pgrp: pgrp, session: session, startTime: start}, taskID: taskID}
+}
+
+// A task as the wrapper records it: wrapper 400 leads session 400, the
+// command 500 leads group 500.
+func ownedRecord() *record {
+	return &record{Task: Task{ID: "t1", PID: 500}, WrapperPID: 400, WrapperStart: 8000, Session: 400, CommandStart: 9000}
+}
+
+var ownedProcs = fakeProcs{
+	1:   *proc(1, 1, 1, ""),
+	300: *proc(300, 300, 100, ""), // the caller
+	400: *proc(400, 400, 8000, ""),
+	500: *proc(500, 400, 9000, "t1"),
+	501: *proc(500, 400, 9100, ""), // a child that scrubbed its environment
+}
+
+func TestProveGroup(t *testing.T) {
+	me := caller{pgrp: 300, session: 300}
+	noWrapper := ownedProcs.with(400, nil)
+	cases := []struct {
+		name  string
+		procs fakeProcs
+		me    caller
+		rec   func(*record)
+		pgid  int
+		owned bool
+	}{
+		{name: "leader is still the command", procs: ownedProcs, pgid: 500, owned: true},
+		{name: "leader matches though nothing else does",
+			procs: ownedProcs.with(400, nil).with(501, nil).with(500, proc(500, 77, 9000, "")), pgid: 500, owned: true},
+		{name: "pid 1, even when the record matches it", procs: ownedProcs,
+			rec: func(r *record) { r.PID, r.CommandStart, r.WrapperPID, r.WrapperStart, r.Session = 1, 1, 1, 1, 1 }, pgid: 1},
+		{name: "group 0", procs: ownedProcs, rec: func(r *record) { r.PID = 0 }, pgid: 0},
+		{name: "negative group", procs: ownedProcs, rec: func(r *record) { r.PID = -500 }, pgid: -500},
+		{name: "the caller's own group", procs: ownedProcs, me: caller{pgrp: 500, session: 400}, pgid: 500},
+		{name: "recycled pid leading an unrelated group",
+			procs: noWrapper.with(501, nil).with(500, proc(500, 500, 9999, "")), pgid: 500},
+		{name: "planted record naming an unrelated setsid group",
+			procs: ownedProcs.with(700, proc(700, 700, 12000, "")),
+			rec: func(r *record) {
+				r.PID, r.CommandStart, r.WrapperPID, r.WrapperStart, r.Session = 700, 0, 700, 12000, 0
+			}, pgid: 700},
+		{name: "planted record naming a live wrapper's session",
+			procs: ownedProcs.with(700, proc(700, 700, 12000, "")),
+			rec:   func(r *record) { r.PID, r.CommandStart, r.Session = 700, 0, 700 }, pgid: 700},
+		{name: "leader gone, a member carries the task's id",
+			procs: ownedProcs.with(500, nil).with(501, proc(500, 9, 9100, "t1")), pgid: 500, owned: true},
+		{name: "leader gone, a member carries another task's id",
+			procs: noWrapper.with(500, nil).with(501, proc(500, 9, 9100, "t2")), pgid: 500},
+		{name: "leader gone, scrubbed member in the live wrapper's session",
+			procs: ownedProcs.with(500, nil), pgid: 500, owned: true},
+		{name: "another group in the live wrapper's session",
+			procs: ownedProcs.with(600, proc(600, 400, 9500, "")), pgid: 600, owned: true},
+		{name: "wrapper gone, scrubbed member of the command's group and session",
+			procs: noWrapper.with(500, nil), pgid: 500, owned: true},
+		{name: "wrapper gone, member older than the command",
+			procs: noWrapper.with(500, nil).with(501, proc(500, 400, 10, "")), pgid: 500},
+		{name: "wrapper gone, scrubbed job in another group of its session",
+			procs: noWrapper.with(600, proc(600, 400, 9500, "")), pgid: 600},
+		{name: "wrapper pid recycled into another session",
+			procs: ownedProcs.with(500, nil).with(400, proc(400, 401, 8000, "")), pgid: 500,
+			rec: func(r *record) { r.CommandStart = 0 }},
+		{name: "wrapper pid recycled with another start time",
+			procs: ownedProcs.with(500, nil).with(400, proc(400, 400, 8001, "")), pgid: 500,
+			rec: func(r *record) { r.CommandStart = 0 }},
+		{name: "record from before start times were kept, member carries the id",
+			procs: ownedProcs, rec: func(r *record) { r.CommandStart, r.Session = 0, 0 }, pgid: 500, owned: true},
+		{name: "record from before start times were kept, nothing carries the id",
+			procs: ownedProcs.with(500, proc(500, 400, 9000, "")),
+			rec:   func(r *record) { r.CommandStart, r.Session = 0, 0 }, pgid: 500},
+	}
+	for _, tc := range cases {
+		r := ownedRecord()
+		if tc.rec != nil {
+			tc.rec(r)
+		}
+		if tc.me == (caller{}) {
+			tc.me = me
+		}
+		err := proveGroup(tc.procs, tc.me, r, tc.pgid)
+		switch {
+		case tc.owned && err != nil:
+			t.Errorf("%s: proveGroup(%d) = %v; the task's own processes would outlive a stop", tc.name, tc.pgid, err)
+		case !tc.owned && err == nil:
+			t.Errorf("%s: proveGroup(%d) = nil; qtask would signal processes that are not the task's", tc.name, tc.pgid)
+		}
+	}
+}
+
+func TestProveGroupGone(t *testing.T) {
+	procs := ownedProcs.with(500, nil).with(501, nil)
+	err := proveGroup(procs, caller{pgrp: 300}, ownedRecord(), 500)
+	var gone *groupGoneError
+	if !errors.As(err, &gone) {
+		t.Fatalf("proveGroup of an empty group = %v, want a groupGoneError: a stop racing the natural end would call the task lost", err)
+	}
+}
+
+func TestLeftoverGroups(t *testing.T) {
+	procs := ownedProcs.with(400, nil).
+		with(600, proc(600, 400, 9500, "t1")). // a job that kept its environment
+		with(700, proc(700, 400, 9600, "")).   // a job that scrubbed it
+		with(800, proc(800, 800, 9700, ""))    // unrelated
+	r := ownedRecord()
+	groups := leftoverGroups(procs, r)
+	sort.Ints(groups)
+	if want := []int{500, 600, 700}; !slices.Equal(groups, want) {
+		t.Fatalf("leftoverGroups = %v, want %v (the command's group and the other groups of its session)", groups, want)
+	}
+	var owned []int
+	for _, g := range groups {
+		if proveGroup(procs, caller{pgrp: 300}, r, g) == nil {
+			owned = append(owned, g)
+		}
+	}
+	if want := []int{500, 600}; !slices.Equal(owned, want) {
+		t.Fatalf("groups a lost task's reconcile would kill = %v, want %v", owned, want)
+	}
+}
+
+// TestProveGroupRealProcess proves a real child's group from /proc: by its
+// start time, by its environment, and not at all with neither.
+func TestProveGroupRealProcess(t *testing.T) {
+	requireProcfs(t)
+	pid, stop := startGroupLeader(t, []string{"QTASK_TASK_ID=child"})
+	defer stop()
+	start := processStart(pid)
+	if start == 0 {
+		t.Fatal("no start time for a live child")
+	}
+	cases := []struct {
+		name  string
+		rec   record
+		owned bool
+	}{
+		{"pid and start time", record{Task: Task{ID: "other", PID: pid}, CommandStart: start}, true},
+		{"environment", record{Task: Task{ID: "child", PID: pid}, CommandStart: start + 1}, true},
+		{"neither", record{Task: Task{ID: "other", PID: pid}, CommandStart: start + 1}, false},
+	}
+	for _, tc := range cases {
+		err := proveGroup(procfs{}, self(), &tc.rec, pid)
+		if tc.owned != (err == nil) {
+			t.Errorf("%s: proveGroup(real child) = %v, want owned %v", tc.name, err, tc.owned)
+		}
+	}
+	if err := proveGroup(procfs{}, self(), &record{Task: Task{ID: "x", PID: os.Getpid()}, CommandStart: processStart(os.Getpid())}, syscall.Getpgrp()); err == nil {
+		t.Errorf("proveGroup of the test's own group = nil: a stop could signal the process asking for it")
+	}
+}
