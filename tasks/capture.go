@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -30,18 +31,23 @@ const captureChunk = 32 << 10
 const captureDrain = 2 * time.Millisecond
 
 // captureSink is the writing half of a capture: the cleaner that turns the
-// pane's raw bytes into text, over the task's capped output file. The
-// wrapper (reading its FIFO) and `qtask _capture` (reading its stdin) feed
-// it the same way, through copyFrom.
+// pane's raw bytes into text, over a spool (write errors are transient) over
+// the task's capped output file. The wrapper (reading its FIFO) and
+// `qtask _capture` (reading its stdin) feed it the same way, through
+// copyFrom.
 type captureSink struct {
 	out     *CappedFile
+	spool   *spool
 	cleaner *Cleaner
 	buf     []byte
 	sawEnd  bool
-	err     error        // the first write error
 	read    atomic.Int64 // raw bytes consumed: the wrapper's sign of progress
 	// lastRead is when the last byte arrived: where a gap starts.
 	lastRead time.Time
+	// losses says what output is not in the file; onLoss, if set, is told
+	// all of it at each new loss.
+	losses []string
+	onLoss func(losses string)
 }
 
 // openSink opens the task's output file for capturing.
@@ -55,8 +61,17 @@ func openSink(r *record) (*captureSink, error) {
 		return nil, err
 	}
 	k := &captureSink{out: out, buf: make([]byte, captureChunk)}
-	k.cleaner = NewCleaner(out, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { k.sawEnd = true }, HoldOutput: true})
+	k.spool = newSpool(out, k.lose)
+	k.cleaner = NewCleaner(k.spool, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { k.sawEnd = true }, HoldOutput: true})
 	return k, nil
+}
+
+// lose records that some output is not in the file.
+func (k *captureSink) lose(what string) {
+	k.losses = append(k.losses, what)
+	if k.onLoss != nil {
+		k.onLoss(strings.Join(k.losses, "; "))
+	}
 }
 
 // copyFrom cleans what arrives on in into the output file until the end
@@ -79,23 +94,26 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 		default:
 		}
 		if timed {
-			wait := captureIdleFlush
+			deadline := time.Now().Add(captureIdleFlush)
 			if held {
-				wait = captureDrain
+				deadline = time.Now().Add(captureDrain)
 			}
-			in.SetReadDeadline(time.Now().Add(wait))
+			if due := k.spool.due(); !due.IsZero() && due.Before(deadline) {
+				deadline = due
+			}
+			in.SetReadDeadline(deadline)
 		}
 		n, err := in.Read(k.buf)
 		if n > 0 {
 			k.read.Add(int64(n))
 			k.lastRead = time.Now()
-			_, werr := k.cleaner.Write(k.buf[:n])
-			k.keep(werr)
+			k.cleaner.Write(k.buf[:n]) // cannot fail: a spool takes every write
 			held = true
 		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			k.flush(held)
+			k.spool.retry()
 			held = false
 		case err != nil:
 			k.flush(held)
@@ -111,9 +129,9 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 // none, the partial line.
 func (k *captureSink) flush(held bool) {
 	if held {
-		k.keep(k.cleaner.Flush())
+		k.cleaner.Flush()
 	} else {
-		k.keep(k.cleaner.FlushPartial())
+		k.cleaner.FlushPartial()
 	}
 }
 
@@ -127,22 +145,18 @@ func (k *captureSink) lastReadText() string {
 
 // note writes a line of qtask's own into the output, on a line of its own.
 func (k *captureSink) note(text string) {
-	k.keep(k.cleaner.Note(text))
+	k.cleaner.Note(text)
 }
 
-// keep remembers the first write error.
-func (k *captureSink) keep(err error) {
-	if k.err == nil {
-		k.err = err
+// close ends the stream and closes the file. Output the file would not
+// take is retried until drainUntil (blocked is told why meanwhile, nil at
+// the end); what is still waiting then is lost.
+func (k *captureSink) close(drainUntil time.Time, blocked func(error)) error {
+	k.cleaner.Close()
+	if loss := k.spool.drain(drainUntil, blocked); loss != "" {
+		k.lose(loss)
 	}
-}
-
-// close ends the stream and closes the file; it returns the first error
-// writing the output met.
-func (k *captureSink) close() error {
-	k.keep(k.cleaner.Close())
-	k.keep(k.out.Close())
-	return k.err
+	return k.out.Close()
 }
 
 // Capture is `qtask _capture ID`, the far end of an adopted pane's
@@ -166,8 +180,9 @@ func (s *Store) Capture(id string, in *os.File) error {
 	if err != nil {
 		return err
 	}
+	sink.onLoss = func(loss string) { s.noteLoss(id, loss) }
 	sink.copyFrom(in, nil) // EOF: the pane is gone, and everything is in
-	writeErr := sink.close()
+	writeErr := sink.close(time.Now().Add(settleRetryMax), nil)
 	_, err = s.update(id, func(r *record) error {
 		r.OutputAcked = true
 		return nil

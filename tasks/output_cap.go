@@ -38,9 +38,8 @@ type CappedFile struct {
 	header  int64  // length of the header line; 0 if there is none
 	dropped int64  // stream bytes before the file's content
 	buf     []byte // the copy buffer for rotations
-	// err is set when a rotation replaced the file but it could not be
-	// reopened: from then on nothing can be written.
-	err error
+	// file is nil when a rotation replaced the file but it could not be
+	// reopened; the next write tries again.
 }
 
 // OpenCapped opens an existing output file for appending and keeps it at
@@ -125,8 +124,12 @@ func capParseHeader(b []byte) (dropped, length int64) {
 // Write appends p. When that would take the content beyond the cap, the
 // file is rotated first: see rotate. It returns len(p) on success.
 func (c *CappedFile) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
+	if c.file == nil {
+		f, err := capOpenAppend(c.path)
+		if err != nil {
+			return 0, err
+		}
+		c.file = f
 	}
 	if c.size-c.header+int64(len(p)) > c.max {
 		if err := c.rotate(p); err != nil {
@@ -145,7 +148,7 @@ func (c *CappedFile) Write(p []byte) (int, error) {
 // Close closes the file.
 func (c *CappedFile) Close() error {
 	if c.file == nil {
-		return c.err
+		return nil
 	}
 	err := c.file.Close()
 	c.file = nil
@@ -208,10 +211,9 @@ func (c *CappedFile) replace(header string, src *capSource, start int64) error {
 		return fmt.Errorf("rotate output %s: %w", c.path, err)
 	}
 	c.file.Close()
-	if c.file, err = capOpenAppend(c.path); err != nil {
-		c.err = err
-		return err
-	}
+	// p is in the new file whatever happens now: a failure to reopen it
+	// is the next write's to retry, not this one's.
+	c.file, _ = capOpenAppend(c.path) // nil on failure
 	return nil
 }
 

@@ -62,7 +62,6 @@ type paneCapture struct {
 
 	mu     sync.Mutex
 	gap    *captureGap // a loss not yet marked in the file
-	losses []string    // what was lost, for the record
 	failed error       // why the copier ended without the marker
 }
 
@@ -91,12 +90,14 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 		os.Remove(fifo)
 		return nil, err
 	}
+	// Best effort: the settle records the losses in any case.
+	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
 	c := &paneCapture{
 		s: s, id: r.ID, server: opts.Server, pane: opts.Pane, fifo: fifo, tty: opts.Out,
 		marker: r.EndMarker, sink: sink, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := c.attach(); err != nil {
-		sink.close()
+		sink.close(time.Now(), nil)
 		os.Remove(fifo)
 		return nil, err
 	}
@@ -165,17 +166,11 @@ func (c *paneCapture) markGap() {
 	c.mu.Lock()
 	g := c.gap
 	c.gap = nil
-	if g != nil {
-		c.losses = append(c.losses, g.String())
-	}
-	loss := strings.Join(c.losses, "; ")
 	c.mu.Unlock()
-	if g == nil {
-		return
+	if g != nil {
+		c.sink.note("[qtask: " + g.String() + "]")
+		c.sink.lose(g.String())
 	}
-	c.sink.note("[qtask: " + g.String() + "]")
-	// Best effort: the settle records the losses in any case.
-	c.s.noteLoss(c.id, loss)
 }
 
 func (c *paneCapture) fail(err error) {
@@ -204,8 +199,8 @@ func (c *paneCapture) printMarker() {
 // finish waits until everything the command printed is in the output file,
 // closes it, and returns what was lost ("" when nothing was). paneClosed
 // says the pane is gone: then no marker can be printed and the end of the
-// pipe is its end.
-func (c *paneCapture) finish(paneClosed bool) string {
+// pipe is its end. While the file cannot be written, blocked is told why.
+func (c *paneCapture) finish(paneClosed bool, blocked func(error)) string {
 	if paneClosed {
 		select {
 		case <-c.done:
@@ -215,31 +210,24 @@ func (c *paneCapture) finish(paneClosed bool) string {
 		c.fail(fmt.Errorf("the capture did not pass the end marker after %d restarts", captureRestarts))
 	}
 	c.halt()
-	if err := c.sink.close(); err != nil {
-		c.fail(err)
-	}
-	os.Remove(c.fifo)
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	losses := c.losses
-	if c.gap != nil {
-		losses = append(losses, c.gap.String())
+	gap, failed := c.gap, c.failed
+	c.mu.Unlock()
+	if gap != nil {
+		c.sink.lose(gap.String())
 	}
 	if !c.sink.sawEnd && !paneClosed {
 		why := "the capture stopped"
-		if c.failed != nil {
-			why = c.failed.Error()
+		if failed != nil {
+			why = failed.Error()
 		}
-		losses = append(losses, "output after "+c.sink.lastReadText()+" may be missing: "+why)
+		c.sink.lose("output after " + c.sink.lastReadText() + " may be missing: " + why)
 	}
-	return strings.Join(losses, "; ")
-}
-
-// abandon stops the capture on a start that failed.
-func (c *paneCapture) abandon() {
-	c.halt()
-	c.sink.close()
+	if err := c.sink.close(time.Now().Add(settleRetryMax), blocked); err != nil {
+		c.sink.lose(err.Error())
+	}
 	os.Remove(c.fifo)
+	return strings.Join(c.sink.losses, "; ")
 }
 
 // awaitMarker prints the end marker and waits for the copier to pass it, as

@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// settleRetryMax bounds how long the wrapper keeps trying to write a
+// task's end (its last output, its record) to a state directory that will
+// not take writes: a disk that fills up or turns read-only for a while must
+// not turn a finished task into a lost one.
+const settleRetryMax = 10 * time.Minute
+
 // outcome is how a task ended, as decided by whoever saw it end.
 type outcome struct {
 	status   Status

@@ -155,7 +155,7 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 // in the output file, then settles the task. The order is the point:
 // whoever sees the task end can read its last line.
 func (s *Store) finishExec(r *record, c *paneCapture, opts ExecOptions, paneClosed bool, o outcome) *record {
-	o.outputLoss = c.finish(paneClosed)
+	o.outputLoss = c.finish(paneClosed, nil)
 	return s.settleEnd(r, opts.Out, o)
 }
 

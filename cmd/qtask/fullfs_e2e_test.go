@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mountStateTmpfs puts the harness's state directory on a tmpfs of the
+// given size (mount(8) syntax), unmounted when the test ends. It needs the
+// private mount namespace isolated() gives.
+func (h *harness) mountStateTmpfs(size string) {
+	h.t.Helper()
+	if err := os.MkdirAll(h.state, 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", h.state).CombinedOutput(); err != nil {
+		h.t.Fatalf("mount tmpfs: %v\n%s", err, out)
+	}
+	h.t.Cleanup(func() { exec.Command("umount", "-l", h.state).Run() })
+}
+
+// fillState fills the state directory's file system to the last byte and
+// returns a function that frees the space again.
+func (h *harness) fillState() (free func()) {
+	h.t.Helper()
+	path := filepath.Join(h.state, "filler")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 64<<10)
+	for {
+		_, err := f.Write(block)
+		if errors.Is(err, syscall.ENOSPC) {
+			break // a short write took what was left
+		}
+		if err != nil {
+			h.t.Fatalf("fill the state file system: %v", err)
+		}
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// A state file system that is full for 1.5 s in the middle of a task costs
+// only what did not fit in memory: the output before and after is in the
+// file, and one note says how many bytes were lost and why.
+func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	h.mountStateTmpfs("12m")
+	gate1, gate2 := filepath.Join(h.root, "gate1"), filepath.Join(h.root, "gate2")
+	// 60 lines of 60 KB: 10 before the disk fills, 30 (1.8 MB, more than
+	// the capture keeps in memory) while it is full, 20 after.
+	const width = 60000
+	lines := func(from, to int) string {
+		return fmt.Sprintf(`i=%d; while [ $i -lt %d ]; do i=$((i+1)); echo "line $i $x"; done; `, from, to)
+	}
+	await := func(gate string) string { return "while [ ! -e '" + gate + "' ]; do sleep 0.02; done; " }
+	task := h.start(fmt.Sprintf("x=$(head -c %d /dev/zero | tr '\\0' x); ", width) +
+		lines(0, 10) + await(gate1) + lines(10, 40) + await(gate2) + lines(40, 60))
+	eventually(t, "the first 10 lines in the output", func() bool {
+		fi, err := os.Stat(task.OutputPath)
+		return err == nil && fi.Size() >= 10*width
+	})
+	free := h.fillState()
+	os.WriteFile(gate1, nil, 0o600) // gates live outside the full file system
+	time.Sleep(1500 * time.Millisecond)
+	free()
+	os.WriteFile(gate2, nil, 0o600)
+	end := h.wait(task.ID)
+
+	out := h.output(task.ID)
+	notes := regexp.MustCompile(`(?m)^\[qtask: (\d+) bytes lost: no space left on device\]\n`).FindAllStringSubmatchIndex(out, -1)
+	if len(notes) != 1 {
+		t.Fatalf("want exactly one loss note in the output, found %d; output, x's elided:\n%s", len(notes), regexp.MustCompile(`x{20,}`).ReplaceAllString(out, "x…"))
+	}
+	lost, _ := strconv.Atoi(out[notes[0][2]:notes[0][3]])
+	total := 0
+	for i := 1; i <= 60; i++ {
+		total += len(fmt.Sprintf("line %d ", i)) + width + 1
+	}
+	if kept := len(out) - (notes[0][1] - notes[0][0]); kept+lost != total {
+		t.Errorf("the file keeps %d bytes and the note says %d lost: %d, want the %d the command printed", kept, lost, kept+lost, total)
+	}
+	for _, i := range []int{1, 10, 41, 60} {
+		if want := fmt.Sprintf("line %d %s\n", i, strings.Repeat("x", width)); !strings.Contains(out, want) {
+			t.Errorf("line %d is not in the output whole", i)
+		}
+	}
+	if complete, loss := h.outputState(task.ID); end.ExitCode == nil || *end.ExitCode != 0 || complete ||
+		!strings.Contains(loss, "bytes lost: no space left on device") {
+		t.Errorf("task ended %s, output_complete %v, output_loss %q; want exit 0, false and the loss", end.StatusText(), complete, loss)
+	}
+}
