@@ -82,7 +82,11 @@ func Require(t testing.TB, a Agent) string {
 
 // Run describes one headless agent run.
 type Run struct {
-	Agent  Agent
+	Agent Agent
+	// Prompt is the headless prompt. Claude may go without one and read
+	// its prompts from stdin as JSON lines (Args --input-format
+	// stream-json; set cmd.Stdin or use cmd.StdinPipe before starting):
+	// the session stays open while stdin does, which async hooks need.
 	Prompt string
 	Model  string // the mock's base URL (mockmodel.Server.URL)
 	// Dir is the project directory the agent works in; a fresh temp dir when
@@ -162,8 +166,13 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 			"CLAUDE_CONFIG_DIR="+filepath.Join(r.Home, ".claude"),
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 		// The prompt comes first: options such as --allowedTools take
-		// several values and would swallow a prompt after them.
-		args = []string{"-p", r.Prompt, "--output-format", "stream-json", "--verbose"}
+		// several values and would swallow a prompt after them. No prompt:
+		// the prompts come on stdin (--input-format stream-json).
+		args = []string{"-p"}
+		if r.Prompt != "" {
+			args = append(args, r.Prompt)
+		}
+		args = append(args, "--output-format", "stream-json", "--verbose")
 		if len(r.MCP) > 0 {
 			args = append(args, "--strict-mcp-config", "--mcp-config", mcpFile)
 		}
