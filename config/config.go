@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -144,7 +145,7 @@ func Load(path string) (cfg Config, exists bool, err error) {
 	if path == "" {
 		return Default(), false, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), false, nil
 	}
@@ -156,6 +157,44 @@ func Load(path string) (cfg Config, exists bool, err error) {
 		return Config{}, true, err
 	}
 	return cfg, true, nil
+}
+
+// readRegular reads a config file without ever blocking on something that
+// is not one: opening a FIFO for reading waits for a writer, forever, and a
+// device may never end. The open does not block, and anything but a regular
+// file is refused, except /dev/null, the usual way to say "no config".
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s is %s, not a regular file: point QTASK_CONFIG at a TOML file", path, fileKind(fi.Mode()))
+	}
+	return io.ReadAll(f)
+}
+
+// fileKind names what a non-regular file is, for the error.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // Encode writes every setting of c, defaults included, as TOML that Load

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +93,31 @@ func TestLoadUnreadable(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), dir) {
 		t.Errorf("error %q does not name the path %q", err, dir)
+	}
+}
+
+// TestLoadRefusesWhatIsNotAFile: a FIFO named as the config once blocked
+// every qtask command forever in open(2), deaf to Ctrl+C.
+func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "config.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := Load(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "named pipe") {
+			t.Errorf("Load(FIFO) = %v, want an error naming %s as a named pipe", err, fifo)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Load(FIFO) blocked: a FIFO as QTASK_CONFIG hangs every command")
+	}
+	if cfg, _, err := Load(os.DevNull); err != nil || cfg != Default() {
+		t.Errorf("Load(%s) = %+v, %v; want the defaults: /dev/null is the usual empty config", os.DevNull, cfg, err)
 	}
 }
 

@@ -86,11 +86,13 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 			if errors.As(context.Cause(ctx), &intr) {
 				sig = intr.Signal
 			}
+			// The interrupt is passed on however long the lock takes.
+			ctx = context.WithoutCancel(ctx)
+			s = s.WithContext(ctx)
 			stop := StopOptions{Grace: opts.StopGrace, Signal: sig}
-			if _, err := s.Stop(context.WithoutCancel(ctx), id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+			if _, err := s.Stop(ctx, id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
 				return nil, err
 			}
-			ctx = context.WithoutCancel(ctx)
 		}
 	}
 }

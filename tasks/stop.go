@@ -53,6 +53,8 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	// Once begun, a stop runs to its end (bounded by the grace and
 	// stopSettleTimeout): an interrupted stop must not leave a task that was
 	// sent SIGTERM, but never SIGKILL, and is marked as stop-requested.
+	// Until the stop is on record, a wait for the lock may still be
+	// interrupted (the store's context): nothing has been done yet.
 	ctx = context.WithoutCancel(ctx)
 	if opts.Signal == 0 {
 		opts.Signal = syscall.SIGTERM
@@ -72,6 +74,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	}
 	ended := func(r *record) bool { return !r.Running() }
 	r, v, err := s.beginStop(r.ID, opts)
+	s = s.WithContext(ctx)
 	if err == nil && v == stopStarting {
 		// A task still starting has no pid yet; give its wrapper a moment.
 		if r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || ended(r) }); err == nil && r.PID != 0 {

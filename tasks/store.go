@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,18 @@ import (
 // reader sees the old record or the new one, never half of one.
 type Store struct {
 	dir string
+	// ctx bounds every wait for the lock (see WithContext); nil waits for
+	// as long as it takes, as the wrapper and the capture must.
+	ctx context.Context
+}
+
+// WithContext returns the store with waits for its lock bounded by ctx: a
+// command blocked behind a stuck lock holder then still honours Ctrl+C,
+// SIGTERM and --timeout, failing with context.Cause(ctx).
+func (s *Store) WithContext(ctx context.Context) *Store {
+	c := *s
+	c.ctx = ctx
+	return &c
 }
 
 const (
@@ -286,17 +299,59 @@ func (s *Store) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock state: %w", err)
+	if err := flockContext(s.ctx, f); err != nil {
+		return nil, err
 	}
 	return func() { f.Close() }, nil
+}
+
+// flockContext takes an exclusive flock on f, giving up when ctx ends; on
+// failure f is closed. flock(2) cannot be cancelled, so a contended wait
+// runs in a goroutine, which owns f from then on: if ctx ends first, it
+// closes f once flock returns, releasing the lock it may have got.
+func flockContext(ctx context.Context, f *os.File) error {
+	fd := int(f.Fd())
+	err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) && ctx == nil {
+		err = flock(fd, syscall.LOCK_EX)
+	}
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("lock state: %w", err)
+		}
+		return nil
+	}
+	done := make(chan error) // unbuffered: a send succeeds only if lock() still waits
+	abandoned := make(chan struct{})
+	go func() {
+		err := flock(fd, syscall.LOCK_EX)
+		select {
+		case done <- err:
+		case <-abandoned:
+			f.Close()
+		}
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("lock state: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		close(abandoned)
+		return fmt.Errorf("waiting for the state lock %s: %w", f.Name(), context.Cause(ctx))
+	}
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
 }
 
 // ids lists the ids of all records, for prefix matching.

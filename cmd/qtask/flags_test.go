@@ -112,7 +112,8 @@ func TestFlagParsing(t *testing.T) {
 
 		{[]string{"wait", "abc"}, WaitOptions{IDs: []string{"abc"}}},
 		{[]string{"wait", "abc", "def"}, WaitOptions{IDs: []string{"abc", "def"}}},
-		{[]string{"wait", "--timeout", "30s", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: 30 * time.Second}},
+		{[]string{"wait", "--timeout", "30s", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: durationPtr(30 * time.Second)}},
+		{[]string{"wait", "--timeout", "0", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: durationPtr(0)}},
 		{[]string{"wait"}, nil},
 		{[]string{"wait", "--timeout", "30s"}, nil},
 		{[]string{"wait", "--timeout", "-1s", "abc"}, nil},
@@ -208,3 +209,5 @@ func TestExitCode(t *testing.T) {
 		}
 	}
 }
+
+func durationPtr(d time.Duration) *time.Duration { return &d }

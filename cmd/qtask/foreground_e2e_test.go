@@ -26,8 +26,15 @@ type foreground struct {
 
 func (h *harness) runForeground(extraEnv []string, args ...string) *foreground {
 	h.t.Helper()
+	return h.spawn(extraEnv, append([]string{"run"}, args...)...)
+}
+
+// spawn starts any qtask command as a child of the test, for tests that
+// signal it or must bound how long it takes.
+func (h *harness) spawn(extraEnv []string, args ...string) *foreground {
+	h.t.Helper()
 	fg := &foreground{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	fg.cmd = exec.Command(qtaskBin, append([]string{"run"}, args...)...)
+	fg.cmd = exec.Command(qtaskBin, args...)
 	fg.cmd.Env = append(append([]string{}, h.env...), extraEnv...)
 	fg.cmd.Dir = h.root
 	fg.cmd.Stdout, fg.cmd.Stderr = fg.stdout, fg.stderr
@@ -52,7 +59,7 @@ func (fg *foreground) wait(t *testing.T) int {
 	case <-fg.done:
 		return fg.code
 	case <-time.After(60 * time.Second):
-		t.Fatalf("qtask run did not return; stdout so far:\n%s", fg.stdout.String())
+		t.Fatalf("%s did not return; stdout so far:\n%s", strings.Join(fg.cmd.Args[1:], " "), fg.stdout.String())
 		return -1
 	}
 }

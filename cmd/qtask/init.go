@@ -27,12 +27,12 @@ The hooks cost a single builtin file write per command, start no process
 and print nothing.`,
 		Args:      exactArgs(1),
 		ValidArgs: shellhooks.Shells,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			snippet, err := shellhooks.Snippet(args[0], deps.Self, deps.Env.StateDir)
 			if err != nil {
 				return &UsageError{Err: fmt.Errorf("init: %w", err)}
 			}
-			if _, err := deps.Store(); err != nil {
+			if _, err := deps.Store(cmd.Context()); err != nil {
 				return err
 			}
 			if err := shellhooks.Prepare(deps.Env.StateDir); err != nil {

@@ -51,7 +51,7 @@ arrives and exits when the task ends.`,
 }
 
 func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
-	store, t, err := deps.Task(opts.ID)
+	store, t, err := deps.Task(ctx, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.C
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runLs(deps, opts)
+			return runLs(cmd.Context(), deps, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array of task objects")
@@ -39,7 +39,7 @@ func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.C
 	return cmd
 }
 
-func runLs(deps *Deps, opts *LsOptions) error {
+func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 	var filter tasks.Filter
 	if opts.Status != "" {
 		st, err := tasks.ParseStatus(opts.Status)
@@ -49,7 +49,7 @@ func runLs(deps *Deps, opts *LsOptions) error {
 		filter.Status = st
 	}
 	filter.Scope = opts.Scope
-	store, err := deps.Store()
+	store, err := deps.Store(ctx)
 	if err != nil {
 		return err
 	}

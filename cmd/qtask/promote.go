@@ -55,7 +55,7 @@ current pane ($TMUX_PANE). For a tmux key binding:
 }
 
 func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
-	cfg, store, err := deps.ConfigAndStore()
+	cfg, store, err := deps.ConfigAndStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -123,13 +124,5 @@ func TestPromoteRacingTheExitNeverClaimsPromoted(t *testing.T) {
 // would, until release is called (or the test ends).
 func holdStoreLock(t *testing.T, state string) (release func()) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(state, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return func() { f.Close() }
+	return testenv.HoldFlock(t, filepath.Join(state, "lock"))
 }

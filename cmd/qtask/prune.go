@@ -52,7 +52,7 @@ config, default 200; 0 keeps all), as every qtask run does by itself.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runPrune(deps, opts)
+			return runPrune(cmd.Context(), deps, opts)
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove finished tasks that ended longer ago than AGE (e.g. 90m, 12h, 7d)")
@@ -84,8 +84,8 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func runPrune(deps *Deps, opts *PruneOptions) error {
-	cfg, store, err := deps.ConfigAndStore()
+func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
+	cfg, store, err := deps.ConfigAndStore(ctx)
 	if err != nil {
 		return err
 	}

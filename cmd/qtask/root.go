@@ -51,12 +51,19 @@ func (d *Deps) Config() (config.Config, error) {
 	return cfg, err
 }
 
-// Store opens the state directory.
-func (d *Deps) Store() (*tasks.Store, error) { return tasks.OpenStore(d.Env.StateDir) }
+// Store opens the state directory. Waits for its lock end with ctx (a
+// signal, or a command's own timeout), so no command hangs on a stuck lock.
+func (d *Deps) Store(ctx context.Context) (*tasks.Store, error) {
+	store, err := tasks.OpenStore(d.Env.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	return store.WithContext(ctx), nil
+}
 
 // Task opens the store and resolves id (or a unique prefix) to its task.
-func (d *Deps) Task(id string) (*tasks.Store, *tasks.Task, error) {
-	store, err := d.Store()
+func (d *Deps) Task(ctx context.Context, id string) (*tasks.Store, *tasks.Task, error) {
+	store, err := d.Store(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,12 +73,12 @@ func (d *Deps) Task(id string) (*tasks.Store, *tasks.Task, error) {
 
 // ConfigAndStore loads the config and opens the store, for commands that
 // act on tasks with configured settings.
-func (d *Deps) ConfigAndStore() (config.Config, *tasks.Store, error) {
+func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store, error) {
 	cfg, err := d.Config()
 	if err != nil {
 		return cfg, nil, err
 	}
-	store, err := d.Store()
+	store, err := d.Store(ctx)
 	return cfg, store, err
 }
 

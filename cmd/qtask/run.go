@@ -95,7 +95,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, store, err := deps.ConfigAndStore()
+	cfg, store, err := deps.ConfigAndStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -29,15 +29,15 @@ func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) 
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runStatus(deps, opts)
+			return runStatus(cmd.Context(), deps, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object")
 	return cmd
 }
 
-func runStatus(deps *Deps, opts *StatusOptions) error {
-	store, t, err := deps.Task(opts.ID)
+func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
+	store, t, err := deps.Task(ctx, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 		}
 		grace = cfg.StopGrace
 	}
-	store, err := deps.Store()
+	store, err := deps.Store(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,24 +13,29 @@ import (
 
 // WaitOptions are the parsed flags and arguments of `qtask wait`.
 type WaitOptions struct {
-	IDs     []string
-	Timeout time.Duration
+	IDs []string
+	// Timeout is nil to wait for as long as it takes; 0 checks once.
+	Timeout *time.Duration
 }
 
 // NewCmdWait builds `qtask wait`.
 func NewCmdWait(deps *Deps, runF func(context.Context, *WaitOptions) error) *cobra.Command {
 	opts := &WaitOptions{}
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "wait ID...",
 		Short: "Block until tasks end; exit with the task's exit code",
 		Long: `Block until every named task has ended. With one task, exit with its exit
 code; with several, exit 0 if all completed and 1 otherwise. If --timeout
-passes first, exit 124.`,
+passes first, exit 124; --timeout 0 checks once and returns at once.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IDs = args
-			if opts.Timeout < 0 {
-				return usageErrorf("--timeout must not be negative")
+			if cmd.Flags().Changed("timeout") {
+				if timeout < 0 {
+					return usageErrorf("--timeout must not be negative")
+				}
+				opts.Timeout = &timeout
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -38,23 +43,23 @@ passes first, exit 124.`,
 			return runWait(cmd.Context(), deps, opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "give up after this long and exit 124 (default: wait forever)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long and exit 124; 0: check once (default: wait forever)")
 	return cmd
 }
 
 func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
-	store, err := deps.Store()
+	if opts.Timeout != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *opts.Timeout)
+		defer cancel()
+	}
+	store, err := deps.Store(ctx)
 	if err != nil {
 		return err
 	}
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-	}
 	list, err := store.Wait(ctx, opts.IDs)
 	if errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: timed out after %s; still running:", opts.Timeout)
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: timed out after %s; still running:", *opts.Timeout)
 		for _, t := range list {
 			if t.Running() {
 				fmt.Fprintf(deps.IO.ErrOut, " %s", t.ID)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 )
 
@@ -34,4 +35,20 @@ func NeedProgram(t testing.TB, program string) string {
 		Unavailable(t, "needs %s, which is not installed", program)
 	}
 	return path
+}
+
+// HoldFlock takes an exclusive flock on path (created if needed) through a
+// file of its own, as another process would, until release is called or
+// the test ends: for tests of what waits on a lock.
+func HoldFlock(t testing.TB, path string) (release func()) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return func() { f.Close() }
 }
