@@ -10,10 +10,7 @@ import (
 )
 
 func TestLockWaitEndsWithContext(t *testing.T) {
-	s, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestStore(t)
 	release := testenv.HoldFlock(t, s.lockPath())
 	cause := errors.New("interrupted by test")
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 100*time.Millisecond, cause)
@@ -55,10 +52,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 }
 
 func TestLockUncontendedIgnoresEndedContext(t *testing.T) {
-	s, err := OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	unlock, err := s.WithContext(ctx).lock()
