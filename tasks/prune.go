@@ -124,18 +124,29 @@ func (s *Store) remove(chosen []*Task) ([]*Task, error) {
 }
 
 // filesByTask maps each task id to the files that belong to it besides its
-// record, found by name: the output file, a spec never taken, and the temp
-// files an interrupted atomic write or output rotation left behind. The
-// paths are built from directory entries, never from what a record says.
+// record, found by name: the output file, a spec never taken, a notification
+// never consumed, and the temp files an interrupted atomic write or output
+// rotation left behind. The paths are built from directory entries, never
+// from what a record says.
 func (s *Store) filesByTask() (map[string][]string, error) {
 	owned := make(map[string][]string)
-	for _, dir := range []string{s.tasksDir(), s.outputDir()} {
+	scopes, err := os.ReadDir(s.notifyDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %s: %w", s.notifyDir(), err)
+	}
+	dirs := []string{s.tasksDir(), s.outputDir()}
+	for _, e := range scopes {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(s.notifyDir(), e.Name()))
+		}
+	}
+	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", dir, err)
 		}
 		for _, e := range entries {
-			if id, ok := fileOwner(e.Name()); ok {
+			if id, ok := fileOwner(e.Name(), dir != s.tasksDir()); ok {
 				owned[id] = append(owned[id], filepath.Join(dir, e.Name()))
 			}
 		}
@@ -144,8 +155,9 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 }
 
 // fileOwner names the task a state file belongs to, other than its
-// record: "ID.log", "ID.spec", ".ID.json.tmp…", ".ID.log.rotate-…".
-func fileOwner(name string) (string, bool) {
+// record: "ID.log", "ID.spec", ".ID.json.tmp…", ".ID.log.rotate-…", and,
+// outside the tasks directory (where ID.json is the record), "ID.json".
+func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
 		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
 			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
@@ -154,8 +166,8 @@ func fileOwner(name string) (string, bool) {
 		}
 		return "", false
 	}
-	for _, ext := range []string{".log", ".spec"} {
-		if id, ok := strings.CutSuffix(name, ext); ok && id != "" {
+	for _, ext := range []string{".log", ".spec", ".json"} {
+		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
 			return id, true
 		}
 	}

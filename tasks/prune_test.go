@@ -63,10 +63,14 @@ func TestFileOwner(t *testing.T) {
 		{".hidden", "", false},
 	}
 	for _, c := range cases {
-		id, ok := fileOwner(c.name)
+		id, ok := fileOwner(c.name, false)
 		if id != c.id || ok != c.ok {
 			t.Errorf("fileOwner(%q) = %q, %v; want %q, %v", c.name, id, ok, c.id, c.ok)
 		}
+	}
+	// Outside tasks/, ID.json is a notification of the task's.
+	if id, ok := fileOwner("0123abcd.json", true); id != "0123abcd" || !ok {
+		t.Errorf("a notification file 0123abcd.json is owned by %q, %v; want 0123abcd", id, ok)
 	}
 }
 

@@ -23,15 +23,18 @@ type outcome struct {
 	outputLoss string
 }
 
-// settle moves a running task to its terminal status. It is the only place a
-// task leaves running, and it does so once: a late or duplicate settle (the
-// wrapper and a reader both noticing the end) is a no-op reporting false.
+// settle moves a running task to its terminal status and queues its
+// notification in the same locked step. It is the only place a task leaves
+// running (with beginStop's lost verdict), and it does so once: a late or
+// duplicate settle (the wrapper and a reader both noticing the end) is a
+// no-op reporting false.
 func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error) {
 	r, err = s.update(id, func(r *record) error {
-		if changed = r.end(o); !changed {
+		var err error
+		if changed, err = s.endAndNotify(r, o); !changed && err == nil {
 			return errSkip
 		}
-		return nil
+		return err
 	})
 	return r, changed, err
 }
@@ -49,8 +52,8 @@ func (s *Store) noteLoss(id, loss string) error {
 	return err
 }
 
-// end applies o to a running record, for callers already holding the lock;
-// it reports false, changing nothing, if the task has already ended.
+// end applies o to a running record, for endAndNotify; it reports false,
+// changing nothing, if the task has already ended.
 func (r *record) end(o outcome) bool {
 	if !r.Running() {
 		return false

@@ -156,7 +156,8 @@ func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, er
 			return errSkip
 		default:
 			v = stopEnded
-			r.end(lostOutcome(err.Error()))
+			_, err = s.endAndNotify(r, lostOutcome(err.Error()))
+			return err
 		}
 		return nil
 	})

@@ -1,0 +1,335 @@
+package tasks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// The notification queue: every task that leaves running leaves one entry,
+// notify/<scope dir>/<id>.json, for whoever listens to its scope (an agent's
+// hook, `qtask agent inbox`). The entry holds only the id, the scope and the
+// settle order; what a notification says is read from the task's record when
+// it is delivered, so the entry can never disagree with the record.
+//
+// Exactly once, without a daemon:
+//   - settling writes the entry (synced to disk) before the record, both in
+//     the one locked step that ends the task. A crash after the entry and
+//     before the record leaves an entry for a task still running; readers
+//     leave such an entry alone, and when the task is settled later (by
+//     reconcile) the entry is written again under the same name: one entry,
+//     never two, never none.
+//   - consuming removes the entries it returns under the same lock, so two
+//     readers racing, or a hook fired twice, can never both get one.
+
+// notifyDir holds one directory per scope with pending notifications.
+func (s *Store) notifyDir() string { return filepath.Join(s.dir, "notify") }
+
+// scopeDir is the directory of scope's pending notifications. Scopes are
+// free text (a pane id, an agent's session id, whatever $QTASK_SCOPE says),
+// so the directory is named by a hash of it, never by the text itself.
+func (s *Store) scopeDir(scope string) string {
+	sum := sha256.Sum256([]byte(scope))
+	return filepath.Join(s.notifyDir(), hex.EncodeToString(sum[:16]))
+}
+
+// notice is a queue entry as it sits on disk.
+type notice struct {
+	ID    string `json:"id"`
+	Scope string `json:"scope"`
+	// Seq orders notifications as their tasks settled: the end time, in
+	// nanoseconds, taken under the state lock that serializes settles.
+	Seq int64 `json:"seq"`
+}
+
+// queueNotification writes r's notification, for a caller holding the lock
+// that has just ended r and has not yet saved it. The entry is synced before
+// the caller renames the record into place (see the note at the top).
+func (s *Store) queueNotification(r *record) error {
+	dir := s.scopeDir(r.Scope)
+	if err := mkdirPrivate(s.notifyDir()); err != nil {
+		return err
+	}
+	if err := mkdirPrivate(dir); err != nil {
+		return err
+	}
+	data, err := json.Marshal(notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()})
+	if err != nil {
+		return fmt.Errorf("encode notification of %s: %w", r.ID, err)
+	}
+	return writeFileSynced(filepath.Join(dir, r.ID+".json"), append(data, '\n'))
+}
+
+// endAndNotify ends a running record with o and queues its notification,
+// for callers holding the lock; false (nothing done) if it had ended.
+func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
+	if !r.end(o) {
+		return false, nil
+	}
+	return true, s.queueNotification(r)
+}
+
+// mkdirPrivate creates dir 0700 unless it exists as a real directory.
+func mkdirPrivate(dir string) error {
+	err := os.Mkdir(dir, dirMode)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (%v): remove it", dir, fi.Mode().Type())
+	}
+	return nil
+}
+
+// writeFileSynced is writeFileAtomic with the data and the directory entry
+// on disk before it returns: a notification must survive a crash that the
+// record it precedes may not.
+func writeFileSynced(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Notification is one ended task as its scope hears about it: the task as
+// it ended and the end of its output.
+type Notification struct {
+	Task Task
+	// Tail is the last bytes of the output file (at most the TailBytes
+	// asked for; it may begin inside a character), and TailCut says the
+	// file held more before them.
+	Tail    []byte
+	TailCut bool
+}
+
+// NotifyOptions says how Notifications reads a scope's queue.
+type NotifyOptions struct {
+	// Peek leaves the notifications queued; otherwise they are consumed.
+	Peek bool
+	// TailBytes is how much of each output's end to read.
+	TailBytes int
+}
+
+// Notifications returns scope's pending notifications in settle order and,
+// unless opts.Peek, consumes them: no other reader will ever get them. With
+// nothing pending it costs one directory read and takes no lock, since it
+// runs on every prompt and tool call of an agent.
+func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification, error) {
+	dir := s.scopeDir(scope)
+	names, err := pendingNames(dir)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Read again under the lock: another reader may have taken them.
+	if names, err = pendingNames(dir); err != nil {
+		return nil, err
+	}
+	type pending struct {
+		path string
+		n    notice
+		r    *record
+	}
+	var list []pending
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		n, err := readNotice(path)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.load(strings.TrimSuffix(name, ".json"))
+		if errors.Is(err, ErrNotFound) || err == nil && (n.ID != r.ID || n.Scope != r.Scope) {
+			os.Remove(path) // its task is gone (or the entry is not its): nothing to tell
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Running() {
+			continue // written just before a crash; its settle will write it again
+		}
+		list = append(list, pending{path, n, r})
+	}
+	slices.SortFunc(list, func(a, b pending) int {
+		if a.n.Seq != b.n.Seq {
+			return compareInt64(a.n.Seq, b.n.Seq)
+		}
+		return strings.Compare(a.n.ID, b.n.ID)
+	})
+	out := make([]*Notification, 0, len(list))
+	for _, p := range list {
+		tail, cut, err := lastBytes(p.r.OutputPath, opts.TailBytes)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, &Notification{Task: p.r.Task, Tail: tail, TailCut: cut})
+	}
+	if !opts.Peek {
+		for _, p := range list {
+			if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("consume notification: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// pendingNames lists the queue entries in dir; none if it does not exist.
+func pendingNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read notifications: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && len(id) == idLen && validIDPrefix(id) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// readNotice reads one queue entry, held to the rules of records.
+func readNotice(path string) (notice, error) {
+	var n notice
+	data, err := readOwnFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &n)
+	}
+	if err != nil {
+		return n, fmt.Errorf("notification %s is unusable: %w", path, err)
+	}
+	return n, nil
+}
+
+// lastBytes reads up to the last n bytes of the file at path, and whether
+// the file held more.
+func lastBytes(path string, n int) ([]byte, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, false, err
+	}
+	start := max(size-int64(n), 0)
+	buf := make([]byte, size-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, false, fmt.Errorf("read output: %w", err)
+	}
+	return buf, start > 0, nil
+}
+
+// WaitNotifications is Notifications that, when nothing is pending, blocks
+// until something is or ctx is done (then it returns ctx's error). It sleeps
+// on file events in the scope's queue directory, not on a timer; a slow
+// heartbeat covers file systems without events.
+func (s *Store) WaitNotifications(ctx context.Context, scope string, opts NotifyOptions) ([]*Notification, error) {
+	dir := s.scopeDir(scope)
+	fw, err := fsnotify.NewWatcher()
+	if err == nil {
+		defer fw.Close()
+		if err = mkdirPrivate(s.notifyDir()); err == nil {
+			err = mkdirPrivate(dir)
+		}
+		if err == nil {
+			err = fw.Add(dir)
+		}
+	}
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if err == nil {
+		events, errs = fw.Events, fw.Errors
+	}
+	tick := time.NewTicker(slowPoll)
+	defer tick.Stop()
+	for {
+		list, err := s.Notifications(scope, opts)
+		if err != nil || len(list) > 0 {
+			return list, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case _, ok := <-errs: // unread errors would stall fsnotify's events
+			if !ok {
+				errs = nil
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// RunningIn lists the ids of scope's running tasks (reconciled first, so a
+// task whose process vanished is not waited for).
+func (s *Store) RunningIn(scope string) ([]string, error) {
+	list, _, err := s.List(Filter{Status: StatusRunning, Scope: scope})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, t := range list {
+		ids[i] = t.ID
+	}
+	return ids, nil
+}

@@ -1,0 +1,237 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// saveRunningIn stores a running task of scope with some output.
+func saveRunningIn(t *testing.T, s *Store, id, scope, output string) {
+	t.Helper()
+	r := saveRunning(t, s, id, time.Now().UTC())
+	r.Scope = scope
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.outputPath(id), []byte(output), fileMode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func settleOrFail(t *testing.T, s *Store, id string, code int) {
+	t.Helper()
+	if _, changed, err := s.settle(id, codeOutcome(code)); err != nil || !changed {
+		t.Fatalf("settle %s: changed=%v err=%v", id, changed, err)
+	}
+}
+
+func consume(t *testing.T, s *Store, scope string) []string {
+	t.Helper()
+	list, err := s.Notifications(scope, NotifyOptions{TailBytes: 8 << 10})
+	if err != nil {
+		t.Fatalf("Notifications(%q): %v", scope, err)
+	}
+	var ids []string
+	for _, n := range list {
+		ids = append(ids, n.Task.ID)
+	}
+	return ids
+}
+
+func TestSettleQueuesExactlyOneNotification(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "%7", "building\ndone\n")
+	settleOrFail(t, s, "abcd0001", 2)
+	// A late second settle (a reader noticing the same end) queues nothing.
+	if _, changed, err := s.settle("abcd0001", codeOutcome(0)); err != nil || changed {
+		t.Fatalf("late settle: changed=%v err=%v", changed, err)
+	}
+	list, err := s.Notifications("%7", NotifyOptions{TailBytes: 5})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("the scope's agent got %d notifications (%v) for one ended task, want 1", len(list), err)
+	}
+	n := list[0]
+	if n.Task.ID != "abcd0001" || n.Task.Status != StatusFailed || n.Task.ExitCode == nil || *n.Task.ExitCode != 2 {
+		t.Errorf("notification says task %s %s exit %s; want abcd0001 failed exit 2", n.Task.ID, n.Task.Status, fmtCode(n.Task.ExitCode))
+	}
+	if string(n.Tail) != "done\n" || !n.TailCut {
+		t.Errorf("tail %q cut=%v; want the last 5 bytes %q, cut", n.Tail, n.TailCut, "done\n")
+	}
+	if again := consume(t, s, "%7"); len(again) != 0 {
+		t.Errorf("a second read got %q again: a notification delivered twice", again)
+	}
+}
+
+func TestNotificationsStayInTheirScopeInSettleOrder(t *testing.T) {
+	s := newTestStore(t)
+	for _, id := range []string{"abcd0001", "abcd0002", "abcd0003", "abcd0004"} {
+		scope := "A"
+		if id == "abcd0002" {
+			scope = "B"
+		}
+		saveRunningIn(t, s, id, scope, "")
+	}
+	for _, id := range []string{"abcd0004", "abcd0002", "abcd0001", "abcd0003"} {
+		settleOrFail(t, s, id, 0)
+	}
+	if got, want := consume(t, s, "A"), []string{"abcd0004", "abcd0001", "abcd0003"}; !slices.Equal(got, want) {
+		t.Errorf("scope A heard %q, want %q (its own, in the order they ended)", got, want)
+	}
+	if got := consume(t, s, "B"); !slices.Equal(got, []string{"abcd0002"}) {
+		t.Errorf("scope B heard %q, want only its own abcd0002", got)
+	}
+	if got := consume(t, s, "default"); len(got) != 0 {
+		t.Errorf("scope default heard %q, want nothing", got)
+	}
+}
+
+func TestPeekLeavesNotifications(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "A", "")
+	settleOrFail(t, s, "abcd0001", 0)
+	for range 2 {
+		if list, err := s.Notifications("A", NotifyOptions{Peek: true}); err != nil || len(list) != 1 {
+			t.Fatalf("peek = %d, %v; want the one notification, left in place", len(list), err)
+		}
+	}
+	if got := consume(t, s, "A"); len(got) != 1 {
+		t.Errorf("after peeking, a read got %q; want the notification", got)
+	}
+}
+
+// A crash after the notification was written and before the record: the
+// task is still running on disk. Nobody hears of it, and when it is settled
+// later the scope hears exactly once.
+func TestCrashBetweenNotificationAndRecord(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "A", "")
+	r, err := s.load("abcd0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.endAndNotify(r, codeOutcome(0)); err != nil { // not saved: the crash
+		t.Fatal(err)
+	}
+	if got := consume(t, s, "A"); len(got) != 0 {
+		t.Fatalf("a task still running on disk was announced as ended: %q", got)
+	}
+	settleOrFail(t, s, "abcd0001", 1)
+	list, err := s.Notifications("A", NotifyOptions{})
+	if err != nil || len(list) != 1 || list[0].Task.Status != StatusFailed {
+		t.Fatalf("after the real settle: %d notifications (%v); want exactly one, failed", len(list), err)
+	}
+}
+
+func TestRacingReadersConsumeEachNotificationOnce(t *testing.T) {
+	s := newTestStore(t)
+	const n = 20
+	for i := range n {
+		saveRunningIn(t, s, fmt.Sprintf("abcd%04d", i), "A", "")
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				list, err := s.Notifications("A", NotifyOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, x := range list {
+					seen[x.Task.ID]++
+				}
+				total := len(seen)
+				mu.Unlock()
+				if total == n {
+					return
+				}
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		settleOrFail(t, s, fmt.Sprintf("abcd%04d", i), 0)
+	}
+	wg.Wait()
+	close(done)
+	if len(seen) != n {
+		t.Errorf("readers saw %d of %d notifications", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("notification of %s delivered %d times", id, c)
+		}
+	}
+}
+
+func TestWaitNotificationsWakesOnSettle(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "A", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan []*Notification, 1)
+	go func() {
+		list, err := s.WaitNotifications(ctx, "A", NotifyOptions{})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- list
+	}()
+	settleOrFail(t, s, "abcd0001", 0)
+	if list := <-got; len(list) != 1 {
+		t.Errorf("the waiting reader got %d notifications, want 1", len(list))
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if list, err := s.WaitNotifications(short, "A", NotifyOptions{}); err == nil || len(list) != 0 {
+		t.Errorf("waiting with nothing pending returned %d notifications, err %v; want the context's deadline", len(list), err)
+	}
+}
+
+func TestPruneRemovesTheTasksNotifications(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "A", "")
+	saveRunningIn(t, s, "abcd0002", "A", "")
+	settleOrFail(t, s, "abcd0001", 0)
+	settleOrFail(t, s, "abcd0002", 0)
+	r, err := s.load("abcd0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	r.EndedAt = &old
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Prune(PruneOptions{Keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	assertOnlyEntries(t, s.scopeDir("A"), "abcd0002.json")
+	if got := consume(t, s, "A"); !slices.Equal(got, []string{"abcd0002"}) {
+		t.Errorf("after pruning abcd0001 its scope heard %q, want only abcd0002", got)
+	}
+	if _, err := os.Stat(filepath.Join(s.notifyDir())); err != nil {
+		t.Errorf("prune removed the queue directory: %v", err)
+	}
+}
