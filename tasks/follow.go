@@ -78,12 +78,15 @@ func inode(f *os.File) (uint64, error) {
 	return st.Ino, nil
 }
 
-// Follow writes the task's output from offset onwards as it grows and
-// returns once the task has ended and its complete output has been written.
+// Follow writes the task's output from offset onwards as it grows, fit for
+// a terminal (see printFilter), and returns once the task has ended and its
+// complete output has been written.
 func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) error {
 	watch := s.watch([]string{t.ID}, true)
 	defer watch.Close()
-	fl := newFollower(t.OutputPath, offset)
+	start := max(offset-printContext, 0)
+	w = newPrintFilter(w, offset-start, -1)
+	fl := newFollower(t.OutputPath, start)
 	defer fl.close()
 	for {
 		// Read the status before the output, so the last copy after an end

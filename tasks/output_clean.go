@@ -89,7 +89,7 @@ type CleanerOptions struct {
 
 // Cleaner turns the raw bytes a terminal program wrote into plain,
 // LF-terminated UTF-8 text fit for an output file that people read and
-// tools grep: escape sequences are removed, CR redraws collapse to their
+// tools grep: escape sequences and C1 controls are removed, CR redraws collapse to their
 // final state, and binary data is replaced by a one-line note.
 //
 // Its output depends only on the bytes written, never on how they were
@@ -414,8 +414,44 @@ func (c *Cleaner) addRune(r []byte, invalid bool) {
 	}
 }
 
-// validText adds valid UTF-8 text to the line.
+// validText adds valid UTF-8 text to the line, leaving out C1 controls
+// (U+0080–U+009F), counted like other control bytes: a terminal may act on
+// U+009B as CSI, and the file must be safe to print.
 func (c *Cleaner) validText(b []byte) {
+	for {
+		i := cleanC1Index(b)
+		if i < 0 {
+			break
+		}
+		if i > 0 {
+			c.addText(b[:i])
+		}
+		c.track(2)
+		b = b[i+2:]
+	}
+	if len(b) > 0 {
+		c.addText(b)
+	}
+}
+
+// cleanC1Index is where the first C1 control in valid UTF-8 b starts, or
+// -1. C1 controls are the two-byte sequences 0xC2 0x80–0x9F; in valid UTF-8
+// 0xC2 is always a lead byte, so a byte search finds them all.
+func cleanC1Index(b []byte) int {
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(b[i:], 0xc2)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 < len(b) && b[i+1] <= 0x9f {
+			return i
+		}
+	}
+}
+
+// addText adds valid UTF-8 text without controls to the line.
+func (c *Cleaner) addText(b []byte) {
 	if c.score > 0 {
 		c.suspect += int64(len(b))
 		c.score = max(0, c.score-len(b))

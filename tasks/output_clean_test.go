@@ -85,7 +85,11 @@ var cleanerCases = []struct {
 	{"surrogate", "\xed\xa0\x80x\n", "\uFFFD\uFFFD\uFFFDx\n"},
 	{"literal replacement char", "\uFFFD\n", "\uFFFD\n"},
 	{"cjk emoji", "日本語のテキスト 🎉👍🏽\n", "日本語のテキスト 🎉👍🏽\n"},
-	{"c1 as utf8 kept", "a\u0085b\n", "a\u0085b\n"},
+	{"c1 csi dropped", "a\u009b2Jb\n", "a2Jb\n"},
+	{"c1 nel and st dropped", "a\u0085b\u009cc\u0080d\u009fe\n", "abcde\n"},
+	{"c1 in a long utf8 run", "é\u009bé日\u0090\u0090本\n", "éé日本\n"},
+	{"c2 lead byte kept", "\u00a0\u00a9\u00c2\n", "\u00a0\u00a9\u00c2\n"},
+	{"raw c1 byte is invalid", "a\x9bb\n", "a\uFFFDb\n"},
 	{"nul is binary", "text\n\x00\x01\x02", "text\n" + note(3)},
 	{"binary ends pending line", "abc\x00\x00", "abc\n" + note(2)},
 	{"binary after cr", "abc\r\x00", "abc\n" + note(1)},
@@ -181,9 +185,9 @@ func checkClean(t testing.TB, in []byte, out string) {
 	if !utf8.ValidString(out) {
 		t.Fatalf("output of %q is not valid UTF-8: %q", in, out)
 	}
-	for i := 0; i < len(out); i++ {
-		if b := out[i]; (b < 0x20 && b != '\t' && b != '\n') || b == cleanDEL {
-			t.Fatalf("output of %q has control byte %#x at %d: %q", in, b, i, out)
+	for i, r := range out {
+		if (r < 0x20 && r != '\t' && r != '\n') || r == cleanDEL || 0x80 <= r && r <= 0x9f {
+			t.Fatalf("output of %q has control %U at %d: %q", in, r, i, out)
 		}
 	}
 	if out != "" && !strings.HasSuffix(out, "\n") {

@@ -57,10 +57,11 @@ func (s *Store) get(idOrPrefix string) (*record, error) {
 	return s.reconcile(r), nil
 }
 
-// OutputTail returns up to the last n characters of a task's output and
-// whether earlier output was left out.
+// OutputTail returns up to the last n characters of a task's output, fit
+// for a terminal (see printFilter), and whether earlier output was left out.
 func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
-	return lastChars(t.OutputPath, n)
+	tail, cut, err := lastChars(t.OutputPath, n)
+	return printText(tail), cut, err
 }
 
 // waitFor re-reads (and reconciles) the record until done says so or the
@@ -92,21 +93,26 @@ func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, d
 }
 
 // ReadOutput copies the task's output from offset, at most limit bytes
-// (limit <= 0: no limit), to w.
+// (limit <= 0: no limit), to w, fit for a terminal (see printFilter). The
+// few bytes either side of the range are read too, so a rune the range
+// cuts is judged whole.
 func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 	f, err := os.Open(t.OutputPath)
 	if err != nil {
 		return fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	start := max(offset-printContext, 0)
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seek output of task %s: %w", t.ID, err)
 	}
 	var r io.Reader = f
 	if limit > 0 {
-		r = io.LimitReader(f, limit)
+		r = io.LimitReader(f, offset-start+limit+printContext)
+	} else {
+		limit = -1
 	}
-	_, err = io.Copy(w, r)
+	_, err = io.Copy(newPrintFilter(w, offset-start, limit), r)
 	return err
 }
 
@@ -122,7 +128,7 @@ func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
 	}
-	_, err = w.Write(tail)
+	_, err = newPrintFilter(w, 0, -1).Write(tail)
 	return end, err
 }
 
