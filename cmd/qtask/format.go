@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -27,7 +28,7 @@ func displayCommand(s string, width int) string {
 			b.WriteString("⏎")
 		case r == '\t':
 			b.WriteByte(' ')
-		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Bidi_Control, r):
+		case r == utf8.RuneError, terminalControl(r):
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)
@@ -37,16 +38,45 @@ func displayCommand(s string, width int) string {
 	return b.String()
 }
 
+// terminalControl reports whether a terminal may act on r rather than
+// show it: C0 and C1 controls, DEL, and the bidi controls that reorder
+// what follows.
+func terminalControl(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// writeJSON prints v as indented JSON. encoding/json escapes C0 controls
+// but leaves C1 and bidi controls raw, which a terminal may act on; they
+// can only occur inside strings, where \uXXXX means the same to a parser.
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range string(data) {
+		if r >= utf8.RuneSelf && terminalControl(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\n')
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
 // displayValue renders a value read from disk (an id, a path, a pane id)
 // with the same escaping as displayCommand, but whole: a path cut short
 // could not be copied. Records are checked on read, yet what reaches the
 // terminal is escaped here whatever a record says.
 func displayValue(s string) string { return displayCommand(s, math.MaxInt) }
 
-// printWarnings reports records that were skipped, one line each.
+// printWarnings reports what a command skipped or could not do but carried
+// on without, one escaped line each, bounded like an error.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, msg := range warnings {
-		fmt.Fprintf(w, "qtask: warning: %s\n", displayValue(msg))
+		fmt.Fprintf(w, "qtask: warning: %s\n", displayCommand(msg, maxErrorWidth))
 	}
 }
 

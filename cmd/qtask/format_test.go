@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,22 @@ func TestWaitExitCode(t *testing.T) {
 		if got := waitExitCode(c.list); got != c.want {
 			t.Errorf("%s: qtask wait exits %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+func TestWriteJSONEscapesTerminalControls(t *testing.T) {
+	in := map[string]string{"name": "a\x1b[2Jb\u009b31mc\u202ed\u0085e <&> 日本"}
+	var out strings.Builder
+	if err := writeJSON(&out, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.String() {
+		if r != '\n' && terminalControl(r) {
+			t.Errorf("JSON output %q holds the raw control %U, which the terminal would act on", out.String(), r)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(out.String()), &back); err != nil || back["name"] != in["name"] {
+		t.Errorf("JSON output %q decodes to %q (%v), want the value unchanged %q", out.String(), back["name"], err, in["name"])
 	}
 }

@@ -69,8 +69,8 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 	tw := tabwriter.NewWriter(deps.IO.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tRUNTIME\tCOMMAND\tOUTPUT")
 	for _, t := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, displayCommand(t.StatusText(), 48),
-			formatRuntime(t.Runtime(now)), displayCommand(t.Label(), 48), t.OutputPath)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", displayValue(t.ID), displayCommand(t.StatusText(), 48),
+			formatRuntime(t.Runtime(now)), displayCommand(t.Label(), 48), displayValue(t.OutputPath))
 	}
 	return tw.Flush()
 }

@@ -76,13 +76,14 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 		return err
 	}
 	t := res.Task
+	id, path := displayValue(t.ID), displayValue(t.OutputPath)
 	switch {
 	case res.AlreadyFinished:
-		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", t.ID, displayCommand(finishedText(t, res.ExitCode), 200))
+		fmt.Fprintf(deps.IO.Out, "Task %s already finished, %s; nothing to promote.\n", id, displayCommand(finishedText(t, res.ExitCode), 200))
 	case res.AlreadyBackground:
-		fmt.Fprintf(deps.IO.Out, "Task %s is already in the background; output in %s\n", t.ID, t.OutputPath)
+		fmt.Fprintf(deps.IO.Out, "Task %s is already in the background; output in %s\n", id, path)
 	default:
-		fmt.Fprintf(deps.IO.Out, "Promoted task %s to the background; output continues in %s\n", t.ID, t.OutputPath)
+		fmt.Fprintf(deps.IO.Out, "Promoted task %s to the background; output continues in %s\n", id, path)
 	}
 	return err
 }

@@ -96,9 +96,7 @@ func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
 		DryRun:    opts.DryRun,
 		Forget:    forgetPanes(deps),
 	})
-	for _, w := range warnings {
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: warning: %s\n", displayCommand(w, maxErrorWidth))
-	}
+	printWarnings(deps.IO.ErrOut, warnings)
 	if opts.JSON {
 		if pruned == nil {
 			pruned = []*tasks.Task{}
@@ -135,7 +133,5 @@ func autoPrune(deps *Deps, store *tasks.Store, keep int) {
 	if err != nil {
 		warnings = append(warnings, "prune finished tasks: "+err.Error())
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: warning: %s\n", displayCommand(w, maxErrorWidth))
-	}
+	printWarnings(deps.IO.ErrOut, warnings)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -131,10 +130,11 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if opts.JSON {
 		return writeJSON(out, t)
 	}
-	fmt.Fprintf(out, "Started task %s: %s\n", t.ID, displayCommand(t.Label(), 72))
-	fmt.Fprintf(out, "Output:  %s\n", t.OutputPath)
-	fmt.Fprintf(out, "Follow:  qtask logs -f %s\n", t.ID)
-	fmt.Fprintf(out, "Stop:    qtask stop %s\n", t.ID)
+	id := displayValue(t.ID)
+	fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
+	fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
+	fmt.Fprintf(out, "Follow:  qtask logs -f %s\n", id)
+	fmt.Fprintf(out, "Stop:    qtask stop %s\n", id)
 	return nil
 }
 
@@ -161,22 +161,23 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		return err
 	}
 	end := res.Task
+	id := displayValue(end.ID)
 	if res.Promoted {
 		out.endLine()
 		why := ""
 		if res.TimedOut {
 			why = fmt.Sprintf(" after the %s timeout", timeout)
 		}
-		fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", end.ID, why, end.OutputPath)
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `qtask logs -f %s`, stop it with `qtask stop %s`\n", end.ID, end.ID)
+		fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", id, why, displayValue(end.OutputPath))
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `qtask logs -f %s`, stop it with `qtask stop %s`\n", id, id)
 		return &ExitError{Code: exitPromoted}
 	}
 	if end.Status == tasks.StatusFailed && end.Error != "" {
 		out.endLine()
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", end.ID, displayCommand(end.StatusText(), 200))
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
 	if end.EndedByItself() {
-		if hint := agent.LongRunningHint(end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
+		if hint := agent.LongRunningHint(end.Runtime(time.Now()), timeout, displayValue(end.OutputPath)); hint != "" {
 			out.endLine()
 			fmt.Fprintln(deps.IO.ErrOut, hint)
 		}
@@ -223,10 +224,4 @@ func resolveCwd(dir string) (string, error) {
 		return filepath.Clean(dir), nil
 	}
 	return filepath.Join(wd, dir), nil
-}
-
-func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

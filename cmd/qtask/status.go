@@ -46,7 +46,7 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 		return writeJSON(out, t)
 	}
 	row := func(k, v string) { fmt.Fprintf(out, "%-9s %s\n", k+":", v) }
-	row("id", t.ID)
+	row("id", displayValue(t.ID))
 	if t.Name != "" {
 		row("name", displayCommand(t.Name, 200))
 	}
@@ -58,14 +58,14 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 		row("pid", fmt.Sprint(t.PID))
 	}
 	if t.PaneID != "" {
-		row("pane", t.PaneID)
+		row("pane", displayValue(t.PaneID))
 	}
 	row("started", t.StartedAt.Local().Format(time.RFC3339))
 	if t.EndedAt != nil {
 		row("ended", t.EndedAt.Local().Format(time.RFC3339))
 	}
 	row("runtime", formatRuntime(t.Runtime(time.Now())))
-	row("output", t.OutputPath)
+	row("output", displayValue(t.OutputPath))
 	if !t.OutputComplete && t.OutputLoss != "" {
 		row("lost", displayCommand(t.OutputLoss, 500))
 	}

@@ -77,12 +77,12 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 		var notRunning *tasks.NotRunningError
 		switch {
 		case errors.As(err, &notRunning):
-			fmt.Fprintf(deps.IO.Out, "Task %s already ended: %s\n", notRunning.Task.ID, displayCommand(notRunning.Task.StatusText(), 200))
+			fmt.Fprintf(deps.IO.Out, "Task %s already ended: %s\n", displayValue(notRunning.Task.ID), displayCommand(notRunning.Task.StatusText(), 200))
 		case err != nil:
 			fmt.Fprintf(deps.IO.ErrOut, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
 			failed = &ExitError{Code: exitError}
 		default:
-			fmt.Fprintf(deps.IO.Out, "Stopped task %s: %s\n", t.ID, displayCommand(t.StatusText(), 200))
+			fmt.Fprintf(deps.IO.Out, "Stopped task %s: %s\n", displayValue(t.ID), displayCommand(t.StatusText(), 200))
 		}
 	}
 	return failed

@@ -62,7 +62,7 @@ func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: timed out after %s; still running:", *opts.Timeout)
 		for _, t := range list {
 			if t.Running() {
-				fmt.Fprintf(deps.IO.ErrOut, " %s", t.ID)
+				fmt.Fprintf(deps.IO.ErrOut, " %s", displayValue(t.ID))
 			}
 		}
 		fmt.Fprintln(deps.IO.ErrOut)
@@ -72,7 +72,7 @@ func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
 		return err
 	}
 	for _, t := range list {
-		fmt.Fprintf(deps.IO.Out, "%s %s\n", t.ID, displayCommand(t.StatusText(), 200))
+		fmt.Fprintf(deps.IO.Out, "%s %s\n", displayValue(t.ID), displayCommand(t.StatusText(), 200))
 	}
 	if code := waitExitCode(list); code != exitOK {
 		return &ExitError{Code: code}
