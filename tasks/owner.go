@@ -178,7 +178,7 @@ func signalOwned(r *record, pgid int, sigs ...syscall.Signal) error {
 // task's.
 func leftoverGroups(procs procTable, r *record) []int {
 	members, err := groupMembers(procs, func(st procStat) bool {
-		return st.pgrp == r.PID || r.Session > 1 && st.session == r.Session
+		return r.PID > 1 && st.pgrp == r.PID || r.Session > 1 && st.session == r.Session
 	})
 	if err != nil {
 		return nil

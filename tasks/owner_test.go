@@ -202,3 +202,27 @@ func TestProveGroupRealProcess(t *testing.T) {
 		t.Errorf("proveGroup of the test's own group = nil: a stop could signal the process asking for it")
 	}
 }
+
+func TestStopCallerInsideTask(t *testing.T) {
+	r := ownedRecord()
+	cases := []struct {
+		name string
+		rec  func(*record)
+		me   caller
+		want bool
+	}{
+		{name: "in the command's group", me: caller{pgrp: 500, session: 77}, want: true},
+		{name: "in the task's session, another group", me: caller{pgrp: 600, session: 400}, want: true},
+		{name: "outside", me: caller{pgrp: 300, session: 300}},
+		{name: "group and session hidden by a pid namespace, no pid yet", rec: func(r *record) { r.PID, r.Session = 0, 0 }, me: caller{}},
+	}
+	for _, tc := range cases {
+		r := *r
+		if tc.rec != nil {
+			tc.rec(&r)
+		}
+		if got := r.contains(tc.me); got != tc.want {
+			t.Errorf("%s: contains(%+v) = %v, want %v", tc.name, tc.me, got, tc.want)
+		}
+	}
+}

@@ -7,9 +7,19 @@ import (
 )
 
 // startGrace is how long a record may say running without a wrapper pid
-// before readers decide the wrapper never started (qtask killed mid-start,
-// tmux refusing the window after the record was written).
+// before readers decide the wrapper never started, and how long a stop
+// waits for a starting task's command.
 const startGrace = 30 * time.Second
+
+// startingUp tells whether a record without a wrapper pid may still be
+// starting. Start records the wrapper's pid (from tmux) in its one write,
+// so only a record from an older qtask lacks it; such a record gets
+// startGrace, its age measured forward only: a started_at in the future (a
+// clock stepped back, a record copied from elsewhere) is no sign of life.
+func startingUp(r *record) bool {
+	age := time.Since(r.StartedAt)
+	return r.WrapperPID == 0 && age >= 0 && age < startGrace
+}
 
 // reconcile settles a running task whose wrapper is gone, so a crash, a
 // killed server or a reboot never leaves a task running forever. It returns
@@ -20,10 +30,9 @@ func (s *Store) reconcile(r *record) *record {
 	}
 	var why string
 	switch {
+	case startingUp(r):
+		return r
 	case r.WrapperPID == 0:
-		if time.Since(r.StartedAt) < startGrace {
-			return r
-		}
 		why = "the task's wrapper never started"
 	case !sameProcess(r.WrapperPID, r.WrapperStart):
 		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)

@@ -96,7 +96,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		// means the window goes to the background session instead.
 		callerSession, _ = opts.Server.SessionOf(ctx, opts.CallerPane)
 	}
-	pane, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
+	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
 		Name:      windowName(r),
@@ -112,6 +112,10 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 	// appear (awaitRecord), and a command issued right after `run --bg`
 	// returns (attach, promote --pane) finds the pane.
 	r.PaneID = string(pane)
+	// The wrapper's identity from the first write on: readers judge a
+	// starting task alive by its wrapper's pid and start time, never by
+	// how old a wall-clock timestamp is.
+	r.WrapperPID, r.WrapperStart = wrapper, processStart(wrapper)
 	if err := s.save(r); err != nil {
 		return nil, err
 	}

@@ -186,8 +186,11 @@ func (r *record) commandEnded(procs procTable) bool {
 
 // contains reports whether the caller runs inside the task: in the group a
 // stop would signal, or in the task's session (a shell inside the task).
+// (Ids 0 say nothing: a process whose group or session leader lives outside
+// its pid namespace sees 0.)
 func (r *record) contains(me caller) bool {
-	return me.pgrp == r.targetGroup() || r.Session > 1 && me.session == r.Session
+	g := r.targetGroup()
+	return g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session
 }
 
 // alreadyEnded waits for the settle of a task a stop found ended (its

@@ -174,7 +174,7 @@ func (s Server) CaptureAndPipe(ctx context.Context, pane PaneID, argv []string) 
 // and moves pane itself into a new window of the named session. If pane
 // was its window's active pane, the fresh shell becomes the active one.
 func (s Server) ReplaceWithShell(ctx context.Context, info PaneInfo, session, dir, windowName string) (PaneID, error) {
-	fresh, err := s.StartWindow(ctx, WindowSpec{Session: session, Name: windowName, Dir: dir})
+	fresh, _, err := s.StartWindow(ctx, WindowSpec{Session: session, Name: windowName, Dir: dir})
 	if err != nil {
 		return "", err
 	}

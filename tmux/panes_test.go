@@ -69,7 +69,7 @@ func TestPaneInfoInAnyLocale(t *testing.T) {
 	}
 	server := NewSocketServer(filepath.Join(root, "s"))
 	defer exec.Command("tmux", "-S", filepath.Join(root, "s"), "kill-server").Run()
-	pane, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Name: "ünï", Dir: dir, Argv: []string{"sleep", "60"}})
+	pane, pid, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Name: "ünï", Dir: dir, Argv: []string{"sleep", "60"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +87,8 @@ func TestPaneInfoInAnyLocale(t *testing.T) {
 			t.Errorf("%s: PaneInfo: %v", l.name, err)
 			continue
 		}
-		if info.Pane != pane || !strings.HasPrefix(string(info.Window), "@") || info.PID <= 0 || info.Path != dir {
-			t.Errorf("%s: PaneInfo = %+v, want pane %s with path %q", l.name, info, pane, dir)
+		if info.Pane != pane || !strings.HasPrefix(string(info.Window), "@") || info.PID != pid || info.Path != dir {
+			t.Errorf("%s: PaneInfo = %+v, want pane %s, pid %d (as StartWindow said), path %q", l.name, info, pane, pid, dir)
 		}
 	}
 }
@@ -99,7 +99,7 @@ func TestPaneInfoInAnyLocale(t *testing.T) {
 func TestMissingSocketDirSaysWhy(t *testing.T) {
 	testenv.NeedProgram(t, "tmux")
 	server := NewSocketServer(filepath.Join(t.TempDir(), "missing", "s"))
-	_, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Argv: []string{"true"}})
+	_, _, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Argv: []string{"true"}})
 	if err == nil || !strings.Contains(err.Error(), "error creating") || strings.Contains(err.Error(), "pane id") {
 		t.Fatalf("start on a socket in a missing directory: %v, want tmux's own reason (error creating …)", err)
 	}

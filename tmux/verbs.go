@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,13 +21,15 @@ type WindowSpec struct {
 }
 
 // StartWindow opens a detached window running spec.Argv in spec.Session and
-// returns its pane id. The common case is a single tmux call; when the session
+// returns its pane id and the pid of the pane's first process (spec.Argv
+// itself: tmux execs it directly), so the caller can tell at once whether
+// what it started is alive. The common case is a single tmux call; when the session
 // (or the whole server) does not exist yet it is created with this window as
 // its first, so no placeholder shell is left behind. Concurrent starters that
 // race to create the session retry into the winner's session.
-func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error) {
-	open := func(verb, targetFlag, target string) (PaneID, error) {
-		args := []string{verb, targetFlag, literalArg(target), "-d", "-P", "-F", "#{pane_id}", "-n", formatArg(spec.Name)}
+func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, error) {
+	open := func(verb, targetFlag, target string) (PaneID, int, error) {
+		args := []string{verb, targetFlag, literalArg(target), "-d", "-P", "-F", "#{pane_id}" + fieldSep + "#{pane_pid}", "-n", formatArg(spec.Name)}
 		if spec.Dir != "" {
 			args = append(args, "-c", formatArg(spec.Dir))
 		}
@@ -38,9 +41,18 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error
 		}
 		out, err := s.run(ctx, args...)
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
-		return ParsePaneID(out)
+		id, pid, _ := strings.Cut(out, fieldSep)
+		pane, err := ParsePaneID(id)
+		if err != nil {
+			return "", 0, err
+		}
+		n, err := strconv.Atoi(pid)
+		if err != nil || n <= 0 {
+			return "", 0, fmt.Errorf("tmux: unexpected pane pid %q for new pane %s", pid, pane)
+		}
+		return pane, n, nil
 	}
 	if spec.SessionID != "" {
 		return open("new-window", "-t", string(spec.SessionID)+":")
@@ -49,17 +61,17 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, error
 	for attempt := range 8 {
 		time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 		// "=name:" is the session matched exactly, next free window index.
-		pane, err := open("new-window", "-t", "="+spec.Session+":")
+		pane, pid, err := open("new-window", "-t", "="+spec.Session+":")
 		if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNoServer) {
-			return pane, err
+			return pane, pid, err
 		}
-		pane, err = open("new-session", "-s", spec.Session)
+		pane, pid, err = open("new-session", "-s", spec.Session)
 		if err == nil || !errors.Is(err, ErrDuplicateSession) && !errors.Is(err, ErrNoServer) {
-			return pane, err
+			return pane, pid, err
 		}
 		lastErr = err
 	}
-	return "", fmt.Errorf("could not create or find session %q: %w", spec.Session, lastErr)
+	return "", 0, fmt.Errorf("could not create or find session %q: %w", spec.Session, lastErr)
 }
 
 // PipeToFile sends everything pane prints from now on into the file at

@@ -19,18 +19,21 @@ import (
 	"github.com/qtask/qtask/tasks"
 )
 
-// plantRunning writes a record that says task id is running as pid, with
-// wrapper pid wrapper — what a corrupt, stale or planted record looks like.
-// Its wrapper is alive as far as start times go, so readers keep it running
-// and stop has to decide for itself whether the pid is the task's.
-func (h *harness) plantRunning(id string, pid, wrapper int) {
+// plantRunning writes a record that says task id, started at startedAt,
+// is running as pid, with wrapper pid wrapper (0: none yet) — what a
+// corrupt, stale or planted record looks like. A wrapper is alive as far
+// as start times go, so readers keep the task running and stop has to
+// decide for itself whether the pid is the task's.
+func (h *harness) plantRunning(id string, pid, wrapper int, startedAt time.Time) {
 	h.t.Helper()
 	rec := map[string]any{
 		"id": id, "name": "", "kind": "shell", "command": "sleep 300", "cwd": h.root, "scope": "default",
 		"status": "running", "exit_code": nil, "error": "", "pid": pid, "pane_id": "%99",
-		"started_at": time.Now().UTC().Format(time.RFC3339Nano), "ended_at": nil,
+		"started_at": startedAt.UTC().Format(time.RFC3339Nano), "ended_at": nil,
 		"output_path": filepath.Join(h.state, "output", id+".log"), "background": true,
-		"wrapper_pid": wrapper, "wrapper_start": procStart(h.t, wrapper),
+	}
+	if wrapper != 0 {
+		rec["wrapper_pid"], rec["wrapper_start"] = wrapper, procStart(h.t, wrapper)
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -115,8 +118,8 @@ func TestStopSignalsOnlyWhatItOwns(t *testing.T) {
 		_, plainSurvived := bystander(t, false)
 		foreign, foreignSurvived := bystander(t, true)
 		ids := []string{fmt.Sprintf("0000000%d", i), fmt.Sprintf("1000000%d", i)}
-		h.plantRunning(ids[0], 1, 1)
-		h.plantRunning(ids[1], foreign, foreign)
+		h.plantRunning(ids[0], 1, 1, time.Now())
+		h.plantRunning(ids[1], foreign, foreign, time.Now())
 
 		var out string
 		if all {
@@ -331,5 +334,47 @@ func TestStopRefusesTheTaskItRunsIn(t *testing.T) {
 	}
 	if st.Status != tasks.StatusCompleted {
 		t.Errorf("the task that asked to stop itself is %s %q, want completed (the stop refused)", st.Status, st.Error)
+	}
+}
+
+// TestFutureStartedAtNeverKeepsADeadTaskRunning: after the clock steps
+// back, a started_at in the future must not keep a task whose wrapper never
+// started "running", nor make a live task look dead: liveness is the
+// wrapper's pid and start time.
+func TestFutureStartedAtNeverKeepsADeadTaskRunning(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	live := h.start("sleep 300")
+	eventually(t, "task to have a pid", func() bool { return h.status(live.ID).PID != 0 })
+	future := time.Now().Add(time.Hour)
+	h.plantRunning("0000000f", 0, 0, future)
+	if st := h.status("0000000f"); st.Status != tasks.StatusFailed || st.Error != "lost: the task's wrapper never started" {
+		t.Errorf("a task with no wrapper, started an hour from now, is %s %q; want failed: lost: the task's wrapper never started", st.Status, st.Error)
+	}
+
+	path := filepath.Join(h.state, "tasks", live.ID+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["started_at"] = future.UTC().Format(time.RFC3339Nano)
+	if data, err = json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.status(live.ID); st.Status != tasks.StatusRunning {
+		t.Errorf("a live task whose started_at is in the future is %s %q, want running", st.Status, st.Error)
+	}
+	h.mustQtask("stop", "--grace", "2s", live.ID)
+	if st := h.status(live.ID); st.Status != tasks.StatusCancelled {
+		t.Errorf("after stop the live task is %s %q, want cancelled", st.Status, st.Error)
 	}
 }
