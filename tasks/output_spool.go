@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,16 +23,23 @@ const (
 // spoolMax; what comes beyond that is counted and dropped) and is retried
 // with backoff. Once the file takes writes again the waiting output goes
 // first, then one line saying how much was lost, if anything was:
-// `[qtask: N bytes lost: no space left on device]`. Writes to a spool never
+// `[qtask: N bytes lost: no space left on device]`. Losses are cut at line
+// ends, so the note stands between whole lines. Writes to a spool never
 // fail. It is not safe for concurrent use.
 type spool struct {
 	w       io.Writer
 	pending []byte
-	lost    int64         // bytes dropped since the file last took a write
+	lost    int64 // bytes dropped and not yet noted in the file
+	lossWhy error // the error that made them drop
+	// cutLine says the last byte dropped was not a newline: the rest of
+	// its line is dropped too, before the note is written.
+	cutLine bool
+	// midLine says the last byte written was not a newline.
+	midLine bool
 	why     error         // the error holding output back; nil when flowing
 	retryAt time.Time     // when to try the file again
 	backoff time.Duration // the wait after the next failure
-	// onLoss is told each loss as it is written into the file.
+	// onLoss is told each loss as its note is queued for the file.
 	onLoss func(loss string)
 }
 
@@ -43,24 +51,57 @@ func newSpool(w io.Writer, onLoss func(string)) *spool {
 func (p *spool) Write(b []byte) (int, error) {
 	total := len(b)
 	p.retry()
-	if p.why == nil && len(p.pending) == 0 {
+	if p.cutLine {
+		b = p.drop(b, bytes.IndexByte(b, '\n')+1)
+	}
+	if p.why == nil && len(p.pending) == 0 && p.lost == 0 {
 		n, err := p.w.Write(b) // the common case: straight through
+		p.wrote(b[:n])
 		if err == nil {
 			return total, nil
 		}
 		p.failed(err)
 		b = b[n:]
 	}
-	if len(p.pending)+len(b) > spoolMax {
+	if p.lost > 0 || len(p.pending)+len(b) > spoolMax {
 		p.flush() // one more try before anything is dropped
 	}
-	if len(p.pending)+len(b) > spoolMax {
-		// Whole pieces are dropped: the cleaner hands over whole lines.
-		p.lost += int64(len(b))
-	} else {
-		p.pending = append(p.pending, b...)
+	if p.why != nil && (p.lost > 0 || len(p.pending)+len(b) > spoolMax) {
+		if p.lost == 0 {
+			// The loss starts at a line end: the waiting partial line goes.
+			end := bytes.LastIndexByte(p.pending, '\n') + 1
+			p.lost += int64(len(p.pending) - end)
+			p.pending = p.pending[:end]
+		}
+		p.lossWhy = p.why
+		p.drop(b, len(b))
+		return total, nil
+	}
+	p.pending = append(p.pending, b...)
+	if p.why == nil {
+		p.flush()
 	}
 	return total, nil
+}
+
+// drop counts the first n bytes of b as lost (all of b if n is 0: no
+// newline to stop at) and returns the rest.
+func (p *spool) drop(b []byte, n int) []byte {
+	if n == 0 {
+		n = len(b)
+	}
+	if n > 0 {
+		p.lost += int64(n)
+		p.cutLine = b[n-1] != '\n'
+	}
+	return b[n:]
+}
+
+// wrote notes where writing b left the file: at a line start or not.
+func (p *spool) wrote(b []byte) {
+	if len(b) > 0 {
+		p.midLine = b[len(b)-1] != '\n'
+	}
 }
 
 // failed sets the next retry after a failed write.
@@ -69,12 +110,16 @@ func (p *spool) failed(err error) {
 	p.why, p.retryAt = err, time.Now().Add(p.backoff)
 }
 
-// flush writes the waiting output, then the loss note if one is due. On a
-// failure it keeps the rest for a retry after the backoff.
+// flush writes the waiting output, then the loss note if one is due (not
+// while a cut line's rest may still come). On a failure it keeps the rest
+// for a retry after the backoff.
 func (p *spool) flush() {
-	for len(p.pending) > 0 || p.lost > 0 {
+	for len(p.pending) > 0 || p.lost > 0 && !p.cutLine {
 		if len(p.pending) == 0 {
-			loss := fmt.Sprintf("%d bytes lost: %s", p.lost, errnoText(p.why))
+			loss := fmt.Sprintf("%d bytes lost: %s", p.lost, errnoText(p.lossWhy))
+			if p.midLine {
+				p.pending = append(p.pending, '\n')
+			}
 			p.pending = append(p.pending, "[qtask: "+loss+"]\n"...)
 			p.lost = 0
 			if p.onLoss != nil {
@@ -82,13 +127,14 @@ func (p *spool) flush() {
 			}
 		}
 		n, err := p.w.Write(p.pending)
+		p.wrote(p.pending[:n])
 		p.pending = p.pending[:copy(p.pending, p.pending[n:])]
 		if err != nil {
 			p.failed(err)
 			return
 		}
 	}
-	if p.pending = p.pending[:0]; cap(p.pending) > captureChunk {
+	if cap(p.pending) > captureChunk {
 		p.pending = nil // the memory of a long outage goes back
 	}
 	p.why, p.backoff = nil, 0
@@ -113,6 +159,7 @@ func (p *spool) retry() {
 // waiting then is lost, and that is returned. blocked, if set, is told why
 // the drain is waiting (nil once it is not).
 func (p *spool) drain(until time.Time, blocked func(error)) string {
+	p.cutLine = false // the stream has ended: nothing more to cut
 	for p.flush(); p.why != nil && time.Now().Before(until); p.flush() {
 		if blocked != nil {
 			blocked(p.why)

@@ -90,3 +90,20 @@ func TestSpoolDrainGivesUpAtItsDeadline(t *testing.T) {
 		t.Errorf("blocked was told %v, want the error while waiting and nil at the end", told)
 	}
 }
+
+func TestSpoolCutsLossesAtLineEnds(t *testing.T) {
+	f := &flakyFile{full: true}
+	p := newSpool(f, nil)
+	line := strings.Repeat("x", 1023) + "\n"
+	kept := strings.Repeat(line, spoolMax/len(line)-1)
+	p.Write([]byte(kept))
+	p.Write([]byte("head of a line"))          // fits, but its line will be cut
+	p.Write([]byte(strings.Repeat("y", 2000))) // does not fit
+	f.full = false
+	retryNow(p)
+	p.Write([]byte("tail\nnext\n"))
+	want := kept + "[qtask: 2019 bytes lost: no space left on device]\nnext\n"
+	if got := f.buf.String(); got != want {
+		t.Errorf("file ends with %q, want %q", got[max(0, len(got)-80):], want[len(want)-80:])
+	}
+}

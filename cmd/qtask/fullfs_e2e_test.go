@@ -65,22 +65,28 @@ func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
 	h := newHarness(t)
 	h.mountStateTmpfs("12m")
 	gate1, gate2 := filepath.Join(h.root, "gate1"), filepath.Join(h.root, "gate2")
-	// 60 lines of 60 KB: 10 before the disk fills, 30 (1.8 MB, more than
-	// the capture keeps in memory) while it is full, 20 after.
-	const width = 60000
+	// 60 lines of 60 KB: 10 before the disk fills, 40 (2.4 MB, more than
+	// the capture keeps in memory) while it is full, then a short line that
+	// tells the test tmux has passed them all on, and 10 after.
+	const width, sentinel = 60000, "forty lines printed"
 	lines := func(from, to int) string {
 		return fmt.Sprintf(`i=%d; while [ $i -lt %d ]; do i=$((i+1)); echo "line $i $x"; done; `, from, to)
 	}
 	await := func(gate string) string { return "while [ ! -e '" + gate + "' ]; do sleep 0.02; done; " }
 	task := h.start(fmt.Sprintf("x=$(head -c %d /dev/zero | tr '\\0' x); ", width) +
-		lines(0, 10) + await(gate1) + lines(10, 40) + await(gate2) + lines(40, 60))
+		lines(0, 10) + await(gate1) + lines(10, 50) + "echo " + sentinel + "; " + await(gate2) + lines(50, 60))
 	eventually(t, "the first 10 lines in the output", func() bool {
 		fi, err := os.Stat(task.OutputPath)
 		return err == nil && fi.Size() >= 10*width
 	})
 	free := h.fillState()
+	full := time.Now()
 	os.WriteFile(gate1, nil, 0o600) // gates live outside the full file system
-	time.Sleep(1500 * time.Millisecond)
+	eventually(t, "tmux to have passed the 40 lines on", func() bool {
+		screen, _ := h.tmux("capture-pane", "-p", "-t", task.PaneID)
+		return strings.Contains(screen, sentinel)
+	})
+	time.Sleep(time.Until(full.Add(1500 * time.Millisecond)))
 	free()
 	os.WriteFile(gate2, nil, 0o600)
 	end := h.wait(task.ID)
@@ -91,14 +97,14 @@ func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
 		t.Fatalf("want exactly one loss note in the output, found %d; output, x's elided:\n%s", len(notes), regexp.MustCompile(`x{20,}`).ReplaceAllString(out, "x…"))
 	}
 	lost, _ := strconv.Atoi(out[notes[0][2]:notes[0][3]])
-	total := 0
+	total := len(sentinel) + 1
 	for i := 1; i <= 60; i++ {
 		total += len(fmt.Sprintf("line %d ", i)) + width + 1
 	}
 	if kept := len(out) - (notes[0][1] - notes[0][0]); kept+lost != total {
 		t.Errorf("the file keeps %d bytes and the note says %d lost: %d, want the %d the command printed", kept, lost, kept+lost, total)
 	}
-	for _, i := range []int{1, 10, 41, 60} {
+	for _, i := range []int{1, 10, 51, 60} {
 		if want := fmt.Sprintf("line %d %s\n", i, strings.Repeat("x", width)); !strings.Contains(out, want) {
 			t.Errorf("line %d is not in the output whole", i)
 		}
