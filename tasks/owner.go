@@ -123,7 +123,7 @@ func proveGroup(procs procTable, me caller, r *record, pgid int) error {
 	for _, m := range members {
 		inSession := r.Session > 1 && m.session == r.Session
 		switch {
-		case procs.taskID(m.pid) == r.ID:
+		case r.ID != "" && procs.taskID(m.pid) == r.ID:
 			return nil
 		case inSession && wrapperLive:
 			return nil

@@ -100,6 +100,8 @@ func TestProveGroup(t *testing.T) {
 			rec:   func(r *record) { r.PID, r.CommandStart, r.Session = 700, 0, 700 }, pgid: 700},
 		{name: "leader gone, a member carries the task's id",
 			procs: ownedProcs.with(500, nil).with(501, proc(500, 9, 9100, "t1")), pgid: 500, owned: true},
+		{name: "record without an id, members without one either",
+			procs: noWrapper.with(500, nil), rec: func(r *record) { r.ID, r.CommandStart, r.Session = "", 0, 0 }, pgid: 500},
 		{name: "leader gone, a member carries another task's id",
 			procs: noWrapper.with(500, nil).with(501, proc(500, 9, 9100, "t2")), pgid: 500},
 		{name: "leader gone, scrubbed member in the live wrapper's session",
