@@ -1,7 +1,8 @@
 // Package agent holds the rules qtask applies on behalf of the people and
 // coding agents that run commands through it: refusing commands that would
-// escape the task manager, and hints that steer an agent toward background
-// runs. It owns no task state.
+// escape the task manager, hints that steer an agent toward background
+// runs, and the <task-notification> envelope that tells an agent a task
+// ended. It owns no task state.
 package agent
 
 import (

@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// Limits of the envelope: the agent reads it in its context window, so a
+// notification stays small whatever the task printed.
+const (
+	// TailBytes bounds the output tail, measured before escaping.
+	TailBytes = 8 << 10
+	// commandMax bounds the command, in characters.
+	commandMax = 500
+	// labelMax bounds the label quoted in the summary, in characters.
+	labelMax = 80
+)
+
+// envelopeTags are the element names of the envelope. Text that could be
+// read as one of them (a task printing "</task-notification>") is defanged,
+// so that neither an XML parser nor a model reading the raw text can take a
+// task's output for the end of the envelope or a field of its own.
+var envelopeTags = []string{
+	"task-notification", "task-id", "kind", "status", "summary", "command", "cwd",
+	"pid", "exit-code", "result", "output-tail", "output-file",
+}
+
+// Envelope renders one notification as the <task-notification> element an
+// agent reads: one element per line, every value escaped and made inert
+// (see clean), the output tail cut to at most TailBytes on a character
+// boundary with truncated="true" when anything before it was left out.
+func Envelope(n *tasks.Notification) string {
+	t := &n.Task
+	var b strings.Builder
+	field := func(name, attrs, value string) {
+		fmt.Fprintf(&b, "<%s%s>%s</%s>\n", name, attrs, value, name)
+	}
+	b.WriteString("<task-notification>\n")
+	field("task-id", "", clean(t.ID, false))
+	field("kind", "", clean(string(t.Kind), false))
+	field("status", "", clean(string(t.Status), false))
+	field("summary", "", summary(t))
+	command, cut := cutRunes(t.Command, commandMax)
+	field("command", truncatedAttr(cut, false), clean(command, false))
+	field("cwd", "", clean(t.Cwd, false))
+	if t.PID > 0 {
+		field("pid", "", strconv.Itoa(t.PID))
+	}
+	if t.ExitCode != nil {
+		field("exit-code", "", strconv.Itoa(*t.ExitCode))
+	}
+	if t.Status == tasks.StatusFailed && t.Error != "" {
+		field("result", "", clean(t.Error, false))
+	}
+	tail, cut := utf8Tail(n.Tail)
+	field("output-tail", truncatedAttr(cut || n.TailCut, true), clean(string(tail), true))
+	field("output-file", "", clean(t.OutputPath, false))
+	b.WriteString("</task-notification>")
+	return b.String()
+}
+
+// truncatedAttr is the truncated attribute: always present when always,
+// else only when true.
+func truncatedAttr(cut, always bool) string {
+	if cut || always {
+		return ` truncated="` + strconv.FormatBool(cut) + `"`
+	}
+	return ""
+}
+
+// summary is the one sentence a person would say about the end.
+func summary(t *tasks.Task) string {
+	label, cut := cutRunes(t.Label(), labelMax-1)
+	if cut {
+		label += "…"
+	}
+	verb := "completed."
+	switch t.Status {
+	case tasks.StatusFailed:
+		verb = "failed."
+	case tasks.StatusCancelled:
+		verb = "was cancelled."
+	}
+	return clean(fmt.Sprintf("Shell command %q %s", label, verb), false)
+}
+
+// cutRunes keeps the first max characters of s, reporting whether it cut.
+func cutRunes(s string, max int) (string, bool) {
+	i := 0
+	for n := range s {
+		if i == max {
+			return s[:n], true
+		}
+		i++
+	}
+	return s, false
+}
+
+// utf8Tail keeps at most the last TailBytes of b, then drops the bytes of
+// a character cut in half at its start (at most three), reporting whether
+// it left anything out.
+func utf8Tail(b []byte) ([]byte, bool) {
+	i := max(len(b)-TailBytes, 0)
+	cut := i > 0
+	for start := i; i < len(b) && i-start < utf8.UTFMax-1 && !utf8.RuneStart(b[i]); i++ {
+		cut = true
+	}
+	return b[i:], cut
+}
+
+// clean makes s safe to place between tags: invalid UTF-8 becomes U+FFFD;
+// control characters (C0, DEL, C1, so no escape sequence survives) and the
+// bidirectional overrides and isolates (which can make text read otherwise
+// than it is) are dropped; in one-line fields, newlines and tabs become
+// spaces, in the tail they stay; our own tag names are defanged; and
+// & < > " ' are escaped.
+func clean(s string, multiline bool) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n' || r == '\t':
+			if multiline {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte(' ')
+			}
+		case r == '<':
+			b.WriteString("&lt;")
+			if tagAt(s[i+1:]) {
+				b.WriteByte('\\')
+			}
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '\'':
+			b.WriteString("&apos;")
+		case dropped(r):
+		default:
+			b.WriteRune(r) // utf8.RuneError for invalid bytes: U+FFFD
+		}
+		i += w
+	}
+	return b.String()
+}
+
+// dropped reports the characters clean removes.
+func dropped(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidi marks, embeddings, overrides and isolates
+	case r == 0xfffe, r == 0xffff:
+		return true // not characters; XML refuses them
+	}
+	return false
+}
+
+// tagAt reports whether s, just after a '<', opens or closes one of our
+// elements: an optional '/', spaces, a tag name in any case, then anything
+// that cannot continue a name.
+func tagAt(s string) bool {
+	s = strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(s, " \t"), "/"), " \t")
+	for _, tag := range envelopeTags {
+		if len(s) >= len(tag) && strings.EqualFold(s[:len(tag)], tag) {
+			rest := s[len(tag):]
+			if rest == "" || !isNameByte(rest[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isNameByte(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
