@@ -56,11 +56,19 @@ func Envelope(n *tasks.Notification) string {
 	if t.Status == tasks.StatusFailed && t.Error != "" {
 		field("result", "", clean(t.Error, false))
 	}
-	tail, cut := utf8Tail(n.Tail)
-	field("output-tail", truncatedAttr(cut || n.TailCut, true), clean(string(tail), true))
+	tail, cut := Tail(n)
+	field("output-tail", truncatedAttr(cut, true), clean(tail, true))
 	field("output-file", "", clean(t.OutputPath, false))
 	b.WriteString("</task-notification>")
 	return b.String()
+}
+
+// Tail is the end of the task's output the envelope quotes, before
+// escaping: at most TailBytes, whole characters, and whether anything
+// before it was left out.
+func Tail(n *tasks.Notification) (string, bool) {
+	tail, cut := utf8Tail(n.Tail)
+	return string(tail), cut || n.TailCut
 }
 
 // truncatedAttr is the truncated attribute: always present when always,

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/tasks"
+)
+
+// NewCmdAgent builds `qtask agent`, the commands coding agents (and their
+// hooks) use to hear about tasks.
+func NewCmdAgent(deps *Deps) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Task notifications for coding agents: inbox, hooks, install",
+		Args:  exactArgs(0),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(
+		NewCmdAgentInbox(deps, nil),
+	)
+	return cmd
+}
+
+// InboxOptions are the parsed flags of `qtask agent inbox`.
+type InboxOptions struct {
+	Scope string
+	Wait  time.Duration
+	Peek  bool
+	JSON  bool
+}
+
+// NewCmdAgentInbox builds `qtask agent inbox`.
+func NewCmdAgentInbox(deps *Deps, runF func(context.Context, *InboxOptions) error) *cobra.Command {
+	opts := &InboxOptions{}
+	cmd := &cobra.Command{
+		Use:   "inbox",
+		Short: "Print (and consume) the notifications of ended tasks",
+		Long: `Print a <task-notification> for every task of the scope that ended since
+the last read, in the order they ended, and consume them: no other reader
+(another inbox, an agent's hook) will see them again. With --wait, block
+until one arrives or the duration passes (then exit 124). With --peek,
+leave them queued.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Wait < 0 {
+				return usageErrorf("--wait must not be negative")
+			}
+			if opts.Scope == "" {
+				opts.Scope = deps.Env.Scope
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAgentInbox(cmd.Context(), deps, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", "whose notifications (default: $QTASK_SCOPE, else $TMUX_PANE, else \"default\")")
+	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "when none is pending, wait this long for one (exit 124 if none comes)")
+	cmd.Flags().BoolVar(&opts.Peek, "peek", false, "print without consuming")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array: each task with its output tail and envelope")
+	return cmd
+}
+
+// inboxEntry is one notification in `inbox --json`.
+type inboxEntry struct {
+	tasks.Task
+	OutputTail          string `json:"output_tail"`
+	OutputTailTruncated bool   `json:"output_tail_truncated"`
+	Envelope            string `json:"envelope"`
+}
+
+func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
+	store, err := deps.Store(ctx)
+	if err != nil {
+		return err
+	}
+	nopts := tasks.NotifyOptions{Peek: opts.Peek, TailBytes: agent.TailBytes}
+	var list []*tasks.Notification
+	if opts.Wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, opts.Wait)
+		defer cancel()
+		list, err = store.WaitNotifications(wctx, opts.Scope, nopts)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			if opts.JSON {
+				fmt.Fprintln(deps.IO.Out, "[]")
+			}
+			return &ExitError{Code: exitTimeout}
+		}
+	} else {
+		list, err = store.Notifications(opts.Scope, nopts)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		entries := make([]inboxEntry, len(list))
+		for i, n := range list {
+			tail, cut := agent.Tail(n)
+			entries[i] = inboxEntry{Task: n.Task, OutputTail: tail, OutputTailTruncated: cut, Envelope: agent.Envelope(n)}
+		}
+		return writeJSON(deps.IO.Out, entries)
+	}
+	for _, n := range list {
+		fmt.Fprintln(deps.IO.Out, agent.Envelope(n))
+	}
+	return nil
+}
