@@ -28,7 +28,7 @@ func newFollower(path string, offset int64) *follower {
 
 // copyNew writes everything appended since the last call.
 func (fl *follower) copyNew(w io.Writer) error {
-	nf, err := os.Open(fl.path)
+	nf, err := openOutput(fl.path)
 	if err != nil {
 		return fmt.Errorf("open output: %w", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -259,7 +258,7 @@ func readNotice(path string) (notice, error) {
 // lastBytes reads up to the last n bytes of the file at path, and whether
 // the file held more.
 func lastBytes(path string, n int) ([]byte, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openOutput(path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -57,6 +57,25 @@ func nthLastIndex(b []byte, c byte, n int) int {
 	return -1
 }
 
+// openOutput opens an output file for reading, never through a symlink and
+// never a FIFO or device (opened without blocking, then refused): a file
+// planted in output/ can neither show another file nor hang the reader.
+func openOutput(path string) (*os.File, error) {
+	f, err := capOpen(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // lastLineWindow is how many trailing lines lastLine looks through for one
 // that is not blank.
 const lastLineWindow = 32
@@ -64,7 +83,7 @@ const lastLineWindow = 32
 // lastLine is the last non-blank line among the file's last lines, cut to
 // at most max bytes, or "" when there is none or it cannot be read.
 func lastLine(path string, max int) string {
-	f, err := os.Open(path)
+	f, err := openOutput(path)
 	if err != nil {
 		return ""
 	}
@@ -96,7 +115,7 @@ func cutUTF8(s string, max int) string {
 // lastChars returns up to n characters from the end of the file and
 // whether anything before them was left out.
 func lastChars(path string, n int) (string, bool, error) {
-	f, err := os.Open(path)
+	f, err := openOutput(path)
 	if err != nil {
 		return "", false, fmt.Errorf("open output: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/qtask/qtask/tmux"
@@ -97,7 +96,7 @@ func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, d
 // few bytes either side of the range are read too, so a rune the range
 // cuts is judged whole.
 func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
-	f, err := os.Open(t.OutputPath)
+	f, err := openOutput(t.OutputPath)
 	if err != nil {
 		return fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
@@ -119,7 +118,7 @@ func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 // WriteOutputTail writes the last n lines of the task's output to w and
 // returns the file offset it stopped at, where a follow can pick up.
 func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
-	f, err := os.Open(t.OutputPath)
+	f, err := openOutput(t.OutputPath)
 	if err != nil {
 		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}

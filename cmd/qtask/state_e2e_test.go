@@ -277,3 +277,33 @@ func TestInvalidRecordsAreSkipped(t *testing.T) {
 		}
 	}
 }
+
+func TestPlantedOutputFileIsRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	secret := filepath.Join(h.root, "secret")
+	if err := os.WriteFile(secret, []byte("the secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := h.wait(h.start("echo one").ID)
+	link := h.wait(h.start("echo two").ID)
+	os.Remove(fifo.OutputPath)
+	if err := syscall.Mkfifo(fifo.OutputPath, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(link.OutputPath)
+	if err := os.Symlink(secret, link.OutputPath); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{fifo.ID, link.ID} {
+		for _, args := range [][]string{{"logs"}, {"logs", "--tail", "1"}, {"logs", "-f"}, {"logs", "--offset", "1"}} {
+			args = append(args, task)
+			r := h.qtask(args...) // a FIFO opened blocking would hang here
+			if r.code != exitError || !strings.Contains(r.stderr, filepath.Join(h.state, "output", task+".log")) ||
+				strings.Contains(r.stdout, "secret") {
+				t.Errorf("qtask %s on a planted output file: exit %d, stdout %q, stderr %q; want exit 1 naming the file, nothing printed",
+					strings.Join(args, " "), r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+}
