@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	}
 	qtaskBin = filepath.Join(dir, "qtask")
 	build := exec.Command("go", "build", "-o", qtaskBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building qtask:", err)
