@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -230,30 +232,61 @@ const maxStateFile = 64 << 20
 // readOwnFile reads a record or spec, refusing anything but a regular file
 // the effective user owns: not through a symlink (O_NOFOLLOW), not a FIFO
 // or device (opened O_NONBLOCK, so a planted FIFO cannot hang the reader),
-// and not another user's file.
+// and not another user's file. It makes plain system calls: `ls` reads
+// every record, and an *os.File costs twice the calls (poller set-up,
+// flag juggling, a growing read buffer).
 func readOwnFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, errors.New("it is a symlink")
 	}
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is not a regular file (%v)", fi.Mode().Type())
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, fmt.Errorf("it is not a regular file (%v)", fs.FileMode(st.Mode&syscall.S_IFMT).Type())
 	}
-	if uid := ownerUID(fi); uid != os.Geteuid() {
+	if uid := int(st.Uid); uid != os.Geteuid() {
 		return nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
 	}
-	if fi.Size() > maxStateFile {
-		return nil, fmt.Errorf("it is %d bytes, more than any record or spec", fi.Size())
+	if st.Size > maxStateFile {
+		return nil, fmt.Errorf("it is %d bytes, more than any record or spec", st.Size)
 	}
-	return io.ReadAll(io.LimitReader(f, maxStateFile))
+	// One byte more than the size: the usual whole read fits, and the
+	// next one, returning 0, says it was the end.
+	buf := make([]byte, 0, st.Size+1)
+	for len(buf) < maxStateFile {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
+}
+
+// openNoEINTR is open(2), retried when a signal interrupts it.
+func openNoEINTR(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
+	}
 }
 
 // save writes a record atomically. Callers changing an existing record hold
@@ -354,15 +387,22 @@ func flock(fd, how int) error {
 	}
 }
 
-// ids lists the ids of all records, for prefix matching.
+// ids lists the ids of all records, in no particular order.
 func (s *Store) ids() ([]string, error) {
-	entries, err := os.ReadDir(s.tasksDir())
+	// Names only, unsorted: os.ReadDir would sort and build an entry for
+	// each of thousands of files.
+	dir, err := os.Open(s.tasksDir())
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
-	ids := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if id, ok := isRecordName(e.Name()); ok && !strings.HasPrefix(id, ".") {
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	ids := names[:0]
+	for _, name := range names {
+		if id, ok := isRecordName(name); ok && !strings.HasPrefix(id, ".") {
 			ids = append(ids, id)
 		}
 	}
@@ -371,6 +411,12 @@ func (s *Store) ids() ([]string, error) {
 
 // Resolve turns what a user typed — a full id or a unique prefix — into an id.
 func (s *Store) Resolve(prefix string) (string, error) {
+	if len(prefix) == idLen && validIDPrefix(prefix) {
+		// A full id needs no listing of every task, only its own file.
+		if _, err := os.Lstat(s.recordPath(prefix)); err == nil {
+			return prefix, nil
+		}
+	}
 	ids, err := s.ids()
 	if err != nil {
 		return "", err
@@ -386,8 +432,11 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, id := range ids {
-		r, err := s.load(id)
+	loaded := make([]*record, len(ids))
+	errs := make([]error, len(ids))
+	s.loadEach(ids, loaded, errs)
+	for i, r := range loaded {
+		err := errs[i]
 		if errors.Is(err, ErrNotFound) {
 			continue // removed between listing and reading
 		}
@@ -408,6 +457,22 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 		return recs[i].ID < recs[j].ID
 	})
 	return recs, warnings, nil
+}
+
+// loadEach loads the records of ids into recs (or errs), on every CPU:
+// decoding JSON is most of what `ls` does with a thousand tasks.
+func (s *Store) loadEach(ids []string, recs []*record, errs []error) {
+	workers := min(runtime.GOMAXPROCS(0), (len(ids)+63)/64)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				recs[i], errs[i] = s.load(ids[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // writeFileAtomic writes data to a fresh 0600 temp file beside path and

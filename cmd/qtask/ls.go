@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"text/tabwriter"
@@ -66,11 +67,16 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 		return nil
 	}
 	now := time.Now()
-	tw := tabwriter.NewWriter(deps.IO.Out, 0, 0, 2, ' ', 0)
+	// Buffered: tabwriter writes every cell on its own, a system call each.
+	out := bufio.NewWriterSize(deps.IO.Out, 64<<10)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tRUNTIME\tCOMMAND\tOUTPUT")
 	for _, t := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", displayValue(t.ID), displayCommand(t.StatusText(), 48),
 			formatRuntime(t.Runtime(now)), displayCommand(t.Label(), 48), displayValue(t.OutputPath))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
