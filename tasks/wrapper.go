@@ -49,6 +49,9 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	sp, err := s.takeSpec(opts.ID)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		// `qtask run` writes the record once tmux has answered, and a
+		// wrapper this quick may be here first: settle what exists.
+		s.awaitRecord(opts.ID)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
