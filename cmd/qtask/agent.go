@@ -23,6 +23,7 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 	}
 	cmd.AddCommand(
 		NewCmdAgentInbox(deps, nil),
+		NewCmdAgentHook(deps, nil),
 	)
 	return cmd
 }

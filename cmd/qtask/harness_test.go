@@ -114,11 +114,20 @@ const qtaskDeadline = 2 * time.Minute
 // qtask runs the binary with extra environment entries (NAME=value) in dir.
 func (h *harness) qtaskIn(dir string, extraEnv []string, args ...string) result {
 	h.t.Helper()
+	return h.qtaskStdin(dir, extraEnv, "", args...)
+}
+
+// qtaskStdin is qtaskIn with stdin (empty: none).
+func (h *harness) qtaskStdin(dir string, extraEnv []string, stdin string, args ...string) result {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qtaskBin, args...)
 	cmd.Env = append(append([]string{}, h.env...), extraEnv...)
 	cmd.Dir = dir
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -1,0 +1,195 @@
+// Package hooks speaks the hook protocols of the coding agents qtask
+// supports (Claude Code, qwen-code, gemini-cli): which of their events can
+// carry task notifications, how to read what the agent sends on stdin, and
+// how to answer so that the agent shows the model what ended. It decides
+// and formats; reading the notification queue is the caller's.
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Agent is a coding agent whose hooks qtask answers.
+type Agent struct {
+	// Name is how the agent is named on qtask's command line.
+	Name string
+	// contextEvents may add context the model reads with its next request.
+	contextEvents []string
+	// stopEvent ends the agent's turn; blocking it makes the agent go on.
+	stopEvent string
+	// BlockCap is how many consecutive Stop blocks the agent honours; it
+	// overrides the next one, and what that block said would be lost.
+	BlockCap int
+}
+
+// The agents, as measured on their pinned releases (shared
+// AGENT-CLIENTS.md): Claude Code overrides a Stop hook after 8 consecutive
+// blocks, qwen-code overrides the 8th; gemini-cli names no cap, and is held
+// to qwen's.
+var (
+	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8}
+	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
+	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
+)
+
+// Agents lists the supported agents.
+var Agents = []Agent{Claude, Qwen, Gemini}
+
+// Lookup finds an agent by its command-line name.
+func Lookup(name string) (Agent, error) {
+	for _, a := range Agents {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return Agent{}, fmt.Errorf("unknown agent %q: want claude, qwen or gemini", name)
+}
+
+// Events lists the events qtask hooks into for the agent: the context
+// events, then the end of turn.
+func (a Agent) Events() []string { return append(slices.Clone(a.contextEvents), a.stopEvent) }
+
+// Kind is what an event lets a hook do with notifications.
+type Kind int
+
+// The kinds of event.
+const (
+	// Ignored events get no answer.
+	Ignored Kind = iota
+	// Context events add the notifications to what the model reads next.
+	Context
+	// EndOfTurn events block the end of the turn while notifications are
+	// pending, so the agent reads them and goes on.
+	EndOfTurn
+)
+
+// Classify says what the agent's event is for.
+func (a Agent) Classify(event string) Kind {
+	switch {
+	case event == a.stopEvent:
+		return EndOfTurn
+	case slices.Contains(a.contextEvents, event):
+		return Context
+	}
+	return Ignored
+}
+
+// Input is what the agents send a command hook on stdin; the three agents
+// share these field names.
+type Input struct {
+	SessionID      string `json:"session_id"`
+	Event          string `json:"hook_event_name"`
+	Cwd            string `json:"cwd"`
+	TranscriptPath string `json:"transcript_path"`
+	// StopHookActive is true on an end of turn that follows one a hook
+	// blocked.
+	StopHookActive bool `json:"stop_hook_active"`
+}
+
+// ParseInput reads a hook's stdin. Empty input is no error (a hook run by
+// hand with --event); anything else must be a JSON object.
+func ParseInput(data []byte) (Input, error) {
+	var in Input
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return in, nil
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return Input{}, fmt.Errorf("hook input is not a JSON object: %w", err)
+	}
+	return in, nil
+}
+
+// contextOutput is the answer that adds text to the model's next request.
+type contextOutput struct {
+	HookSpecificOutput struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// blockOutput is the answer that keeps the agent from ending its turn.
+type blockOutput struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// stopLead opens a Stop block's reason: the agent reads it as the reason it
+// may not stop yet.
+const stopLead = "Background tasks you started have ended. Read their notifications below, act on them, then finish your answer.\n"
+
+// Answer is the hook's stdout for event with the given envelopes pending,
+// or nil when the hook has nothing to say (an ignored event, or nothing
+// pending: a turn is never blocked without a reason).
+func (a Agent) Answer(event string, envelopes []string) []byte {
+	if len(envelopes) == 0 {
+		return nil
+	}
+	text := strings.Join(envelopes, "\n")
+	var v any
+	switch a.Classify(event) {
+	case Context:
+		var out contextOutput
+		out.HookSpecificOutput.HookEventName = event
+		out.HookSpecificOutput.AdditionalContext = text
+		v = out
+	case EndOfTurn:
+		v = blockOutput{Decision: "block", Reason: stopLead + text}
+	default:
+		return nil
+	}
+	data, _ := json.Marshal(v) // plain strings: cannot fail
+	return append(data, '\n')
+}
+
+// BlockCounter counts an agent session's consecutive blocked ends of turn,
+// in a file, because every hook is a new process: the agent overrides a
+// block past its cap, and the notifications in an overridden block would
+// never be read. They stay queued instead, for the next prompt.
+type BlockCounter struct {
+	path string
+	cap  int
+	n    int
+}
+
+// NewBlockCounter keeps the count for the agent session key in dir.
+func NewBlockCounter(dir string, a Agent, key string) *BlockCounter {
+	sum := sha256.Sum256([]byte(a.Name + "\x00" + key))
+	return &BlockCounter{path: filepath.Join(dir, "stop-"+hex.EncodeToString(sum[:12])), cap: a.BlockCap}
+}
+
+// Allow reports whether one more block would be honoured. An end of turn
+// that does not follow a block (stopHookActive false) starts a new count.
+func (c *BlockCounter) Allow(stopHookActive bool) bool {
+	c.n = 0
+	if stopHookActive {
+		if data, err := os.ReadFile(c.path); err == nil {
+			c.n, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+	}
+	return c.n < c.cap
+}
+
+// Blocked records a block; Clear forgets the count. Errors are ignored: a
+// lost count only makes a later block risk the agent's override.
+func (c *BlockCounter) Blocked() {
+	if os.MkdirAll(filepath.Dir(c.path), 0o700) != nil {
+		return
+	}
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		fmt.Fprintln(f, c.n+1)
+		f.Close()
+	}
+}
+
+// Clear forgets the count.
+func (c *BlockCounter) Clear() { os.Remove(c.path) }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/agent/hooks"
+	"github.com/qtask/qtask/tasks"
+)
+
+// HookOptions are the parsed arguments of `qtask agent hook`.
+type HookOptions struct {
+	Agent hooks.Agent
+	Event string
+	Scope string
+	Hold  time.Duration
+}
+
+// maxHookInput bounds what a hook reads from the agent: the JSON of one
+// event, which is small; a transcript is passed by path, not inline.
+const maxHookInput = 4 << 20
+
+// NewCmdAgentHook builds `qtask agent hook`, the command an agent's hook
+// settings run. A hook must never wedge its agent: for Claude an exit code
+// of 2 blocks, so even a bad flag exits 1 here, and a problem at run time
+// (unreadable input, an unusable state directory) is a warning on stderr
+// with exit 0.
+func NewCmdAgentHook(deps *Deps, runF func(context.Context, *HookOptions) error) *cobra.Command {
+	opts := &HookOptions{}
+	cmd := &cobra.Command{
+		Use:   "hook claude|qwen|gemini",
+		Short: "Answer a coding agent's hook: tell it which tasks ended",
+		Long: `Read the hook event the agent sends on stdin and answer in its protocol.
+Prompt and tool events (Claude and qwen: UserPromptSubmit, PostToolUse,
+SessionStart; gemini: BeforeAgent, AfterTool, SessionStart) add the scope's
+pending notifications to what the model reads next. The end of a turn
+(Claude and qwen: Stop; gemini: AfterAgent) is blocked while notifications
+are pending, so the agent reads them and goes on; never when none are, and
+never past the agent's own limit on consecutive blocks. Notifications are
+consumed: a hook that fires again does not repeat them. Other events get
+no answer.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("%s: want one agent: claude, qwen or gemini", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := hooks.Lookup(args[0])
+			if err != nil {
+				return err
+			}
+			if opts.Hold < 0 {
+				return fmt.Errorf("--hold must not be negative")
+			}
+			opts.Agent = a
+			if opts.Scope == "" {
+				opts.Scope = deps.Env.Scope
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAgentHook(cmd.Context(), deps, opts)
+		},
+	}
+	// Exit 1, not qtask's usage code 2: Claude reads 2 as "block".
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	cmd.Flags().StringVar(&opts.Event, "event", "", "the event, when the input does not name it (hook_event_name)")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", "whose notifications (default: $QTASK_SCOPE, else $TMUX_PANE, else \"default\")")
+	cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
+	return cmd
+}
+
+func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
+	data, err := io.ReadAll(io.LimitReader(deps.IO.In, maxHookInput))
+	if err != nil {
+		return hookWarning(deps, err)
+	}
+	in, err := hooks.ParseInput(data)
+	if err != nil {
+		return hookWarning(deps, err)
+	}
+	event := opts.Event
+	if event == "" {
+		event = in.Event
+	}
+	kind := opts.Agent.Classify(event)
+	if kind == hooks.Ignored {
+		return nil
+	}
+	store, err := deps.Store(ctx)
+	if err != nil {
+		return hookWarning(deps, err)
+	}
+	var counter *hooks.BlockCounter
+	if kind == hooks.EndOfTurn {
+		key := in.SessionID
+		if key == "" {
+			key = "scope:" + opts.Scope
+		}
+		counter = hooks.NewBlockCounter(filepath.Join(store.Dir(), "agent"), opts.Agent, key)
+		if !counter.Allow(in.StopHookActive) {
+			counter.Clear() // the agent would override this block: leave them for the next prompt
+			return nil
+		}
+		if opts.Hold > 0 {
+			holdForRunning(ctx, store, opts.Scope, opts.Hold)
+		}
+	}
+	list, err := store.Notifications(opts.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	if err != nil {
+		return hookWarning(deps, err)
+	}
+	envelopes := make([]string, len(list))
+	for i, n := range list {
+		envelopes[i] = agent.Envelope(n)
+	}
+	out := opts.Agent.Answer(event, envelopes)
+	if counter != nil {
+		if out != nil {
+			counter.Blocked()
+		} else {
+			counter.Clear()
+		}
+	}
+	_, err = deps.IO.Out.Write(out)
+	return err
+}
+
+// holdForRunning waits up to hold for the scope's running tasks to end, so
+// that a headless run hears about the tasks it started before it exits.
+// Whatever has not ended by then is left for a later prompt.
+func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold time.Duration) {
+	ids, err := store.RunningIn(scope)
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, hold)
+	defer cancel()
+	store.Wait(ctx, ids)
+}
+
+// hookWarning reports a problem the hook cannot act on without failing
+// the agent's hook: one line on stderr, exit 0.
+func hookWarning(deps *Deps, err error) error {
+	fmt.Fprintf(deps.IO.ErrOut, "qtask: agent hook: %s; nothing delivered\n", displayValue(err.Error()))
+	return nil
+}
