@@ -26,6 +26,10 @@ func newFollower(path string, offset int64) *follower {
 	return &follower{path: path, offset: offset}
 }
 
+// capDroppedFormat marks, in a followed stream, output that a cap rotation
+// removed before the follower could read it: skipped, but never silently.
+const capDroppedFormat = "[qtask: %d bytes dropped by the output cap]\n"
+
 // copyNew writes everything appended since the last call.
 func (fl *follower) copyNew(w io.Writer) error {
 	nf, err := openOutput(fl.path)
@@ -47,6 +51,12 @@ func (fl *follower) copyNew(w io.Writer) error {
 			stream := fl.dropped + (fl.offset - fl.headerLen)
 			fl.offset = max(stream-dropped+headerLen, headerLen)
 			fl.f.Close()
+			if stream < dropped {
+				if _, err := fmt.Fprintf(w, capDroppedFormat, dropped-stream); err != nil {
+					nf.Close()
+					return err
+				}
+			}
 		}
 		fl.f, fl.ino, fl.dropped, fl.headerLen = nf, ino, dropped, headerLen
 	} else {

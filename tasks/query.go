@@ -101,6 +101,13 @@ func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 		return fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read output of task %s: %w", t.ID, err)
+	}
+	if offset >= fi.Size() {
+		return nil // nothing there (yet); a seek that far may even fail
+	}
 	start := max(offset-printContext, 0)
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seek output of task %s: %w", t.ID, err)

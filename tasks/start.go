@@ -57,8 +57,9 @@ func (e *InputError) Error() string { return e.Msg }
 // runs under `qtask _exec` in the new pane. The spec exists before the
 // window and the record right after it; the wrapper waits for the record,
 // so a start that dies half-way leaves a window that closes by itself and
-// no task stuck running.
-func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
+// no task stuck running. A start that fails leaves nothing behind: no
+// spec, no empty output file, no record, no window.
+func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err error) {
 	shell, err := resolveStart(&opts)
 	if err != nil {
 		return nil, err
@@ -67,6 +68,12 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			os.Remove(s.specPath(id))
+			os.Remove(s.outputPath(id))
+		}
+	}()
 	sp := spec{Command: opts.Command, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace}
 	data, err := json.Marshal(sp)
 	if err != nil {
@@ -104,8 +111,6 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 		Argv:      []string{opts.Self, "_exec", "--state-dir", s.dir, id},
 	})
 	if err != nil {
-		os.Remove(s.specPath(id))
-		os.Remove(s.outputPath(id))
 		return nil, fmt.Errorf("start task window: %w", err)
 	}
 	// One write, with the pane id: the wrapper waits for the record to
@@ -117,6 +122,8 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 	// how old a wall-clock timestamp is.
 	r.WrapperPID, r.WrapperStart = wrapper, processStart(wrapper)
 	if err := s.save(r); err != nil {
+		// Its wrapper waits for the record, which will never come.
+		opts.Server.KillPane(context.WithoutCancel(ctx), pane)
 		return nil, err
 	}
 	return &r.Task, nil
@@ -125,8 +132,11 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (*Task, error) {
 // resolveStart checks the request before anything is created and returns
 // the shell's absolute path.
 func resolveStart(opts *StartOptions) (string, error) {
-	if opts.Command == "" {
-		return "", &InputError{Msg: "no command given: put it after --, e.g. qtask run --bg -- make test"}
+	if err := CheckCommand(opts.Command); err != nil {
+		return "", err
+	}
+	if err := CheckName(opts.Name); err != nil {
+		return "", err
 	}
 	if !filepath.IsAbs(opts.Cwd) {
 		return "", &InputError{Msg: fmt.Sprintf("working directory %q is not absolute", opts.Cwd)}

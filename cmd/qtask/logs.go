@@ -31,6 +31,9 @@ arrives and exits when the task ends.`,
 			if opts.Offset < 0 || opts.Limit < 0 {
 				return usageErrorf("--offset and --limit must not be negative")
 			}
+			if cmd.Flags().Changed("tail") && opts.Tail < 0 {
+				return usageErrorf("--tail must not be negative (it counts lines from the end)")
+			}
 			if opts.Tail >= 0 && (opts.Offset > 0 || opts.Limit > 0) {
 				return usageErrorf("--tail cannot be combined with --offset or --limit")
 			}

@@ -165,7 +165,8 @@ func exitCode(err error, stderr io.Writer) int {
 	// characters here, the one place errors are printed.
 	fmt.Fprintf(stderr, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
 	var usage *UsageError
-	if errors.As(err, &usage) {
+	var badArg *tasks.ArgumentError
+	if errors.As(err, &usage) || errors.As(err, &badArg) {
 		fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")
 		return exitUsage
 	}

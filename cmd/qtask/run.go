@@ -55,6 +55,12 @@ printing its id and output file.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Command = strings.Join(args, " ")
+			if err := tasks.CheckCommand(opts.Command); err != nil {
+				return &UsageError{Err: err}
+			}
+			if err := tasks.CheckName(opts.Name); err != nil {
+				return &UsageError{Err: err}
+			}
 			if agent.EndsWithBareAmpersand(opts.Command) {
 				return &UsageError{Err: agent.TrailingAmpersandError{}}
 			}

@@ -1,0 +1,47 @@
+package tasks
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ArgumentError is a malformed request (an empty command, an oversized or
+// unprintable name): the caller asked wrongly, and the CLI reports it as a
+// usage error (exit 2). Compare InputError, a well-formed request that
+// cannot be carried out here (a missing directory).
+type ArgumentError struct{ Msg string }
+
+func (e *ArgumentError) Error() string { return e.Msg }
+
+// MaxNameBytes bounds a task name: it is a label for `ls` and a tmux window
+// name, and tmux refuses a command line much over 16 KB with a bare
+// "command too long".
+const MaxNameBytes = 256
+
+// CheckCommand refuses a command with nothing to run: a shell given only
+// whitespace exits 0 at once, which would look like a task that worked.
+func CheckCommand(command string) error {
+	if strings.TrimSpace(command) == "" {
+		return &ArgumentError{Msg: "no command given (only whitespace): put it after --, e.g. qtask run --bg -- make test"}
+	}
+	return nil
+}
+
+// CheckName refuses a name that could not be shown as it is: longer than
+// MaxNameBytes, not UTF-8, or holding control characters (a newline or an
+// escape sequence would break `ls` and the tmux status line).
+func CheckName(name string) error {
+	if len(name) > MaxNameBytes {
+		return &ArgumentError{Msg: fmt.Sprintf("task name is %d bytes, over the limit of %d: choose a shorter --name", len(name), MaxNameBytes)}
+	}
+	if !utf8.ValidString(name) {
+		return &ArgumentError{Msg: "task name is not valid UTF-8: choose a printable --name"}
+	}
+	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return &ArgumentError{Msg: fmt.Sprintf("task name holds the control character %U at byte %d: choose a printable --name", r, i)}
+	}
+	return nil
+}

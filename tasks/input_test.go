@@ -1,0 +1,40 @@
+package tasks
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheckCommandAndName(t *testing.T) {
+	cases := []struct {
+		what, command, name string
+		wantErr             string // "" for none
+	}{
+		{"plain", "make test", "build", ""},
+		{"unnamed", "true", "", ""},
+		{"name at the limit", "true", strings.Repeat("n", MaxNameBytes), ""},
+		{"unicode name", "true", "bäu ✓", ""},
+		{"empty command", "", "", "no command given"},
+		{"whitespace command", " \t\n ", "", "no command given"},
+		{"20 KB name", "true", strings.Repeat("n", 20000), "over the limit of 256"},
+		{"newline in name", "true", "a\nb", "U+000A"},
+		{"escape in name", "true", "a\x1b[31mb", "U+001B"},
+		{"C1 CSI in name", "true", "a\u009bb", "U+009B"},
+		{"DEL in name", "true", "a\x7fb", "U+007F"},
+		{"invalid UTF-8 name", "true", "a\xffb", "not valid UTF-8"},
+	}
+	for _, c := range cases {
+		err := CheckCommand(c.command)
+		if err == nil {
+			err = CheckName(c.name)
+		}
+		var arg *ArgumentError
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.what, err)
+		case c.wantErr != "" && (!errors.As(err, &arg) || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want an *ArgumentError saying %q", c.what, err, c.wantErr)
+		}
+	}
+}
