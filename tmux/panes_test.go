@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qtask/qtask/internal/testenv"
 )
@@ -72,6 +73,14 @@ func TestPaneInfoInAnyLocale(t *testing.T) {
 	pane, pid, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Name: "ünï", Dir: dir, Argv: []string{"sleep", "60"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Right after the start tmux may not know the pane's directory yet (its
+	// process has not taken the terminal): wait until it does.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		info, err := server.PaneInfo(context.Background(), pane)
+		if err == nil && info.Path != "" || time.Now().After(deadline) {
+			break
+		}
 	}
 	locales := []struct{ name, lang string }{{"UTF-8", "C.UTF-8"}, {"no locale", ""}, {"C", "C"}}
 	for _, l := range locales {
