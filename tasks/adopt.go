@@ -239,7 +239,8 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	}
 	o := r.stopOutcome(codeOutcome(status))
 	o.outputLoss = s.awaitAck(r, tty)
-	s.settleEnd(r, tty, o)
+	// The prompt hook waits on this: one try, no retries.
+	s.settleEnd(r, tty, o, 0)
 	if keepPane {
 		return nil
 	}

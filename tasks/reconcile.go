@@ -37,11 +37,14 @@ func (s *Store) reconcile(r *record) *record {
 	case !sameProcess(r.WrapperPID, r.WrapperStart):
 		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)
 	default:
-		return s.orphanedForeground(r)
+		r = s.orphanedForeground(r)
+		r.Settling = settlingReason(r.WrapperPID)
+		return r
 	}
 	o := r.stopOutcome(lostOutcome(why))
 	settled, changed, err := s.settle(r.ID, o)
 	if err != nil {
+		s.warnf("task %s is lost (%s) but cannot be settled: %v", r.ID, why, err)
 		return r
 	}
 	if changed {

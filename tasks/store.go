@@ -27,6 +27,9 @@ type Store struct {
 	// ctx bounds every wait for the lock (see WithContext); nil waits for
 	// as long as it takes, as the wrapper and the capture must.
 	ctx context.Context
+	// warn, if set, is told what a reader could not do on the way (see
+	// WithWarnings).
+	warn func(string)
 }
 
 // WithContext returns the store with waits for its lock bounded by ctx: a
@@ -36,6 +39,21 @@ func (s *Store) WithContext(ctx context.Context) *Store {
 	c := *s
 	c.ctx = ctx
 	return &c
+}
+
+// WithWarnings returns the store with warn told of what a read could not
+// do on its way, such as settle a lost task on a full disk: the command
+// goes on, but nothing is hidden.
+func (s *Store) WithWarnings(warn func(string)) *Store {
+	c := *s
+	c.warn = warn
+	return &c
+}
+
+func (s *Store) warnf(format string, a ...any) {
+	if s.warn != nil {
+		s.warn(fmt.Sprintf(format, a...))
+	}
 }
 
 const (

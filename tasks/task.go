@@ -62,6 +62,10 @@ type Task struct {
 	// happened.
 	OutputComplete bool   `json:"output_complete"`
 	OutputLoss     string `json:"output_loss,omitempty"`
+	// Settling, on a running task whose command has ended, is why its
+	// wrapper cannot write the end yet ("no space left on device"). It is
+	// read from the live wrapper, never stored.
+	Settling string `json:"settling,omitempty"`
 }
 
 // Running reports whether the task has not reached a terminal status.
@@ -76,9 +80,14 @@ func (t *Task) Label() string {
 }
 
 // StatusText is the one-column status users read in `ls`:
-// "running", "completed (exit 0)", "failed: exited with code 3", "cancelled".
+// "running", "running (settling: no space left on device)",
+// "completed (exit 0)", "failed: exited with code 3", "cancelled".
 func (t *Task) StatusText() string {
 	switch t.Status {
+	case StatusRunning:
+		if t.Settling != "" {
+			return "running (settling: " + t.Settling + ")"
+		}
 	case StatusCompleted:
 		return "completed (exit 0)"
 	case StatusFailed:

@@ -158,8 +158,8 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 // in the output file, then settles the task. The order is the point:
 // whoever sees the task end can read its last line.
 func (s *Store) finishExec(r *record, c *paneCapture, opts ExecOptions, paneClosed bool, o outcome) *record {
-	o.outputLoss = c.finish(paneClosed, nil)
-	return s.settleEnd(r, opts.Out, o)
+	o.outputLoss = c.finish(paneClosed, announceSettling)
+	return s.settleEnd(r, opts.Out, o, settleRetryMax)
 }
 
 // awaitAck prints the end marker into an adopted pane and waits for its
@@ -178,15 +178,16 @@ func (s *Store) awaitAck(r *record, tty io.Writer) string {
 	return fmt.Sprintf("the capture did not confirm the end of the output within %v", captureAckTimeout)
 }
 
-// settleEnd settles a task whose command has ended and whose output is in.
-func (s *Store) settleEnd(r *record, out io.Writer, o outcome) *record {
+// settleEnd settles a task whose command has ended and whose output is in,
+// retrying a failed write for as long as patience (see settleLate).
+func (s *Store) settleEnd(r *record, out io.Writer, o outcome, patience time.Duration) *record {
 	if o.exitCode != nil && (*o.exitCode == 126 || *o.exitCode == 127) && o.status == StatusFailed {
 		// The shell could not run the command; its last words say why.
 		if why := lastLine(r.OutputPath, 200); why != "" {
 			o.reason += ": " + why
 		}
 	}
-	final, _, err := s.settle(r.ID, o)
+	final, err := s.settleLate(r.ID, o, patience)
 	if err != nil {
 		fmt.Fprintf(out, "qtask: %v\n", err)
 	}

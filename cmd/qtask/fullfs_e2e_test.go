@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks"
 )
 
 // mountStateTmpfs puts the harness's state directory on a tmpfs of the
@@ -112,5 +115,70 @@ func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
 	if complete, loss := h.outputState(task.ID); end.ExitCode == nil || *end.ExitCode != 0 || complete ||
 		!strings.Contains(loss, "bytes lost: no space left on device") {
 		t.Errorf("task ended %s, output_complete %v, output_loss %q; want exit 0, false and the loss", end.StatusText(), complete, loss)
+	}
+}
+
+// A task that ends while the state file system is full waits to settle
+// (ls says why) and, once space returns, settles with its real exit code,
+// never as lost.
+func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	h.mountStateTmpfs("4m")
+	gate := filepath.Join(h.root, "gate")
+	task := h.start("echo started; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; exit 3")
+	eventually(t, "the first line in the output", func() bool { return strings.Contains(h.output(task.ID), "started") })
+	free := h.fillState()
+	os.WriteFile(gate, nil, 0o600)
+	eventually(t, "ls to show the task settling", func() bool {
+		return strings.Contains(h.mustQtask("ls"), "running (settling: no space left on device)")
+	})
+	var st struct {
+		Settling string `json:"settling"`
+	}
+	if json.Unmarshal([]byte(h.mustQtask("status", "--json", task.ID)), &st); st.Settling != "no space left on device" {
+		t.Errorf("status --json says settling %q, want the reason", st.Settling)
+	}
+	free()
+	end := h.wait(task.ID)
+	if end.Status != tasks.StatusFailed || end.ExitCode == nil || *end.ExitCode != 3 || end.Error != "exited with code 3" {
+		t.Errorf("after space returned the task ended %q (exit %v), want failed: exited with code 3", end.StatusText(), deref(end.ExitCode))
+	}
+}
+
+// A reader that finds a lost task but cannot write its settle says so
+// instead of hiding it.
+func TestReaderThatCannotSettleWarns(t *testing.T) {
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	h.mountStateTmpfs("4m")
+	// A session of its own keeps the server, which reaps the killed
+	// wrapper, up when the task's window closes.
+	if out, err := h.tmux("new-session", "-d", "-s", "keep", "sleep 300"); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	task := h.start("sleep 300")
+	var rec struct {
+		WrapperPID int `json:"wrapper_pid"`
+	}
+	eventually(t, "the wrapper's pid on record", func() bool {
+		data, _ := os.ReadFile(filepath.Join(h.state, "tasks", task.ID+".json"))
+		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0
+	})
+	free := h.fillState()
+	syscall.Kill(rec.WrapperPID, syscall.SIGKILL)
+	eventually(t, "the wrapper to be gone", func() bool { return syscall.Kill(rec.WrapperPID, 0) != nil })
+	r := h.qtask("ls")
+	if r.code != 0 || !strings.Contains(r.stderr, "qtask: warning: task "+task.ID+" is lost") ||
+		!strings.Contains(r.stderr, "no space left on device") {
+		t.Errorf("ls with a lost task it cannot settle: exit %d, stderr %q; want exit 0 and a warning naming the task and the reason", r.code, r.stderr)
+	}
+	free()
+	if st := h.status(task.ID); st.Status != tasks.StatusFailed || !strings.HasPrefix(st.Error, "lost: ") {
+		t.Errorf("once space returned the lost task is %q, want failed: lost", st.StatusText())
 	}
 }

@@ -52,13 +52,15 @@ func (d *Deps) Config() (config.Config, error) {
 }
 
 // Store opens the state directory. Waits for its lock end with ctx (a
-// signal, or a command's own timeout), so no command hangs on a stuck lock.
+// signal, or a command's own timeout), so no command hangs on a stuck lock;
+// what a read could not do on its way is printed as a warning.
 func (d *Deps) Store(ctx context.Context) (*tasks.Store, error) {
 	store, err := tasks.OpenStore(d.Env.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	return store.WithContext(ctx), nil
+	warn := func(msg string) { printWarnings(d.IO.ErrOut, []string{msg}) }
+	return store.WithContext(ctx).WithWarnings(warn), nil
 }
 
 // Task opens the store and resolves id (or a unique prefix) to its task.

@@ -1,0 +1,82 @@
+package tasks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A wrapper that cannot write its task's end says so in its own process
+// name (/proc/PID/comm): "qtask~28" while errno 28 (ENOSPC) holds it back.
+// A note file would need the very state directory that is full or
+// read-only; the process name needs no disk, and it goes away with the
+// process, so a dead wrapper never leaves a stale note behind.
+const settlingPrefix = "qtask~"
+
+// Backoff between the wrapper's attempts to settle.
+const (
+	settleRetryMin = 50 * time.Millisecond
+	settleRetryCap = 5 * time.Second
+)
+
+// selfComm is the wrapper's own process name before any settling note.
+var selfComm string
+
+// announceSettling puts why the wrapper cannot settle into its process
+// name, or, with nil, takes it out again.
+func announceSettling(why error) {
+	const comm = "/proc/self/comm" // the main thread's name, which readers see
+	if selfComm == "" {
+		data, err := os.ReadFile(comm)
+		if err != nil {
+			return
+		}
+		selfComm = strings.TrimSuffix(string(data), "\n")
+	}
+	name := selfComm
+	if why != nil {
+		var errno syscall.Errno
+		errors.As(why, &errno)
+		name = settlingPrefix + strconv.Itoa(int(errno))
+	}
+	os.WriteFile(comm, []byte(name), 0)
+}
+
+// settlingReason is why the wrapper with pid cannot settle its task, as its
+// process name says; "" if nothing holds it back.
+func settlingReason(pid int) string {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return ""
+	}
+	code, ok := strings.CutPrefix(strings.TrimSpace(string(data)), settlingPrefix)
+	if !ok {
+		return ""
+	}
+	if n, err := strconv.Atoi(code); err == nil && n > 0 {
+		return syscall.Errno(n).Error()
+	}
+	return "the state directory cannot be written"
+}
+
+// settleLate settles the task as o, retrying with backoff for as long as
+// patience while the state directory will not take the write (full,
+// read-only): a task whose end was seen must end with what was seen, never
+// as lost. Meanwhile the wrapper's process name says why (see
+// announceSettling).
+func (s *Store) settleLate(id string, o outcome, patience time.Duration) (*record, error) {
+	deadline := time.Now().Add(patience)
+	for backoff := settleRetryMin; ; backoff = min(2*backoff, settleRetryCap) {
+		r, _, err := s.settle(id, o)
+		if err == nil || errors.Is(err, ErrNotFound) || !time.Now().Before(deadline) {
+			announceSettling(nil)
+			return r, err
+		}
+		announceSettling(err)
+		time.Sleep(min(backoff, time.Until(deadline)))
+	}
+}
