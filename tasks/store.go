@@ -113,8 +113,18 @@ func ensurePrivateDir(dir string, top bool) error {
 			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(os.Geteuid()), os.Geteuid(), dir, other)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("state directory %s has mode %04o, open to other users, and qtask never changes the mode of a directory it finds: "+
-			"run `chmod 700 %s`, or %s", dir, perm, dir, other)
+		mode := uint32(perm)
+		if fi.Mode()&fs.ModeSticky != 0 {
+			mode |= syscall.S_ISVTX
+		}
+		fix := fmt.Sprintf("run `chmod 700 %s`, or %s", dir, other)
+		if perm&0o002 != 0 || fi.Mode()&fs.ModeSticky != 0 {
+			// A directory like /tmp is shared on purpose: making it
+			// private would break everyone else.
+			fix = other
+		}
+		return fmt.Errorf("state directory %s has mode %04o, open to other users, and qtask never changes the mode of a directory it finds: %s",
+			dir, mode, fix)
 	}
 	return nil
 }
@@ -247,12 +257,12 @@ func sameFile(a, b string) bool {
 // and a planted huge file must not exhaust memory.
 const maxStateFile = 64 << 20
 
-// readOwnFile reads a record or spec, refusing anything but a regular file
-// the effective user owns: not through a symlink (O_NOFOLLOW), not a FIFO
-// or device (opened O_NONBLOCK, so a planted FIFO cannot hang the reader),
-// and not another user's file. It makes plain system calls: `ls` reads
-// every record, and an *os.File costs twice the calls (poller set-up,
-// flag juggling, a growing read buffer).
+// readOwnFile reads a state file (a record, a spec, a notification),
+// refusing anything but a regular file the effective user owns: not through
+// a symlink (O_NOFOLLOW), not a FIFO or device (opened O_NONBLOCK, so a
+// planted FIFO cannot hang the reader), and not another user's file. It
+// makes plain system calls: `ls` reads every record, and an *os.File costs
+// twice the calls (poller set-up, flag juggling, a growing read buffer).
 func readOwnFile(path string) ([]byte, error) {
 	fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if errors.Is(err, syscall.ELOOP) {

@@ -76,7 +76,7 @@ func TestOpenStoreRefusesUnsafeDirectories(t *testing.T) {
 		{"state dir 1777 like /tmp", func(t *testing.T, dir string) string {
 			mkdirMode(t, dir, 0o777|fs.ModeSticky)
 			return dir
-		}, []string{"0777", "chmod 700"}},
+		}, []string{"mode 1777", "set QTASK_STATE_DIR"}},
 		{"tasks/ 0777", func(t *testing.T, dir string) string {
 			mkdirMode(t, dir, 0o700)
 			mkdirMode(t, filepath.Join(dir, "tasks"), 0o777)
@@ -140,6 +140,18 @@ func TestOpenStoreRefusesUnsafeDirectories(t *testing.T) {
 					bad, before.Mode(), ownerUID(before), after.Mode(), ownerUID(after))
 			}
 		})
+	}
+}
+
+func TestOpenStoreNeverAdvisesChmodOfASharedDir(t *testing.T) {
+	for _, mode := range []fs.FileMode{0o777 | fs.ModeSticky, 0o777, 0o733} {
+		dir := newStateDir(t)
+		mkdirMode(t, dir, mode)
+		_, err := OpenStore(dir)
+		if err == nil || strings.Contains(err.Error(), "chmod") {
+			t.Errorf("OpenStore of a %v directory: %v; want a refusal that does not advise making it private: "+
+				"a world-writable directory like /tmp is shared on purpose", mode, err)
+		}
 	}
 }
 

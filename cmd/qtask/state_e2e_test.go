@@ -134,7 +134,7 @@ func TestStateDirIsNeverChmodded(t *testing.T) {
 	}{
 		{"0755", 0o755, []string{"mode 0755", "chmod 700"}},
 		{"0750", 0o750, []string{"mode 0750", "chmod 700"}},
-		{"world-writable and sticky like /tmp", 0o777 | fs.ModeSticky, []string{"mode 0777", "chmod 700"}},
+		{"world-writable and sticky like /tmp", 0o777 | fs.ModeSticky, []string{"mode 1777", "set QTASK_STATE_DIR"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
