@@ -277,7 +277,7 @@ func readOwnFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fmt.Errorf("it is not a regular file (%v)", fs.FileMode(st.Mode&syscall.S_IFMT).Type())
+		return nil, fmt.Errorf("it is not a regular file but %s", fileKind(st.Mode))
 	}
 	if uid := int(st.Uid); uid != os.Geteuid() {
 		return nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
@@ -305,6 +305,21 @@ func readOwnFile(path string) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 	}
 	return buf, nil
+}
+
+// fileKind names the type of file a stat(2) mode describes, for messages.
+func fileKind(mode uint32) string {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return "a directory"
+	case syscall.S_IFIFO:
+		return "a FIFO"
+	case syscall.S_IFSOCK:
+		return "a socket"
+	case syscall.S_IFCHR, syscall.S_IFBLK:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // openNoEINTR is open(2), retried when a signal interrupts it.

@@ -419,10 +419,10 @@ func TestLoadSkipsInvalidRecords(t *testing.T) {
 			if err := syscall.Mkfifo(path, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, "not a regular file"},
+		}, "not a regular file but a FIFO"},
 		{"a directory", "", func(t *testing.T, _ *Store, path string) {
 			mkdirMode(t, path, 0o700)
-		}, "not a regular file"},
+		}, "not a regular file but a directory"},
 		{"owned by nobody", "", func(t *testing.T, s *Store, path string) {
 			editRecord(valid, "id", id)(t, s, path)
 			chown(t, path, 65534)

@@ -215,7 +215,7 @@ func TestInvalidRecordsAreSkipped(t *testing.T) {
 		"0000000c": `holds id "ffffffff"`,
 		"0000000d": "started_at",
 		"0000000e": "/etc/passwd",
-		"0000000f": "not a regular file",
+		"0000000f": "not a regular file but a FIFO",
 		"00000010": "symlink",
 	}
 	plant := map[string]string{
