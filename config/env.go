@@ -36,6 +36,12 @@ type Env struct {
 	// TmuxTmpdir is $TMUX_TMPDIR, where tmux keeps its sockets (tmux's
 	// default, /tmp, when empty): it tells where `tmux -L NAME` listens.
 	TmuxTmpdir string
+	// Home is $HOME when it is absolute, else empty: where the coding
+	// agents keep their user settings.
+	Home string
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, Claude Code's replacement for
+	// ~/.claude; empty if unset.
+	ClaudeConfigDir string
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -62,6 +68,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope)
 
 	home := absOnly(getenv("HOME"))
+	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
 
 	var err error
 	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")

@@ -22,6 +22,7 @@ func TestEnvFrom(t *testing.T) {
 			name: "HOME only",
 			vars: home,
 			want: Env{
+				Home:       "/home/u",
 				StateDir:   "/home/u/.local/state/qtask",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Scope:      "default",
@@ -31,6 +32,7 @@ func TestEnvFrom(t *testing.T) {
 			name: "XDG over HOME",
 			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
 			want: Env{
+				Home:       "/home/u",
 				StateDir:   "/xdg/state/qtask",
 				ConfigPath: "/xdg/config/qtask/config.toml",
 				Scope:      "default",
@@ -42,7 +44,7 @@ func TestEnvFrom(t *testing.T) {
 				"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config",
 				"QTASK_STATE_DIR": "/q/state", "QTASK_CONFIG": "/q/qtask.toml",
 			},
-			want: Env{StateDir: "/q/state", ConfigPath: "/q/qtask.toml", Scope: "default"},
+			want: Env{Home: "/home/u", StateDir: "/q/state", ConfigPath: "/q/qtask.toml", Scope: "default"},
 		},
 		{
 			name: "QTASK values cleaned",
@@ -62,6 +64,7 @@ func TestEnvFrom(t *testing.T) {
 			name: "relative XDG values ignored",
 			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "xdg/state", "XDG_CONFIG_HOME": "~/.config"},
 			want: Env{
+				Home:       "/home/u",
 				StateDir:   "/home/u/.local/state/qtask",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Scope:      "default",
@@ -83,6 +86,7 @@ func TestEnvFrom(t *testing.T) {
 				"HOME": "/home/u", "TMUX": "/tmp/tmux-1000/default,1234,0", "TMUX_PANE": "%3",
 			},
 			want: Env{
+				Home:       "/home/u",
 				StateDir:   "/home/u/.local/state/qtask",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Tmux:       "/tmp/tmux-1000/default,1234,0",
@@ -94,6 +98,7 @@ func TestEnvFrom(t *testing.T) {
 			name: "QTASK_SCOPE over TMUX_PANE",
 			vars: map[string]string{"HOME": "/home/u", "TMUX_PANE": "%3", "QTASK_SCOPE": "proj"},
 			want: Env{
+				Home:       "/home/u",
 				StateDir:   "/home/u/.local/state/qtask",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				TmuxPane:   "%3",
@@ -102,13 +107,15 @@ func TestEnvFrom(t *testing.T) {
 		},
 		{
 			name: "socket and task id passed through",
-			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "TMUX_TMPDIR": "/run/tmux"},
+			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "TMUX_TMPDIR": "/run/tmux", "CLAUDE_CONFIG_DIR": "/cc"},
 			want: Env{
-				StateDir:   "/home/u/.local/state/qtask",
-				ConfigPath: "/home/u/.config/qtask/config.toml",
-				TmuxSocket: "/run/qtask.sock",
-				Scope:      "default",
-				TmuxTmpdir: "/run/tmux",
+				Home:            "/home/u",
+				StateDir:        "/home/u/.local/state/qtask",
+				ConfigPath:      "/home/u/.config/qtask/config.toml",
+				TmuxSocket:      "/run/qtask.sock",
+				Scope:           "default",
+				TmuxTmpdir:      "/run/tmux",
+				ClaudeConfigDir: "/cc",
 			},
 		},
 	}

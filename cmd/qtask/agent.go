@@ -24,6 +24,8 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 	cmd.AddCommand(
 		NewCmdAgentInbox(deps, nil),
 		NewCmdAgentHook(deps, nil),
+		NewCmdAgentInstall(deps, nil, false),
+		NewCmdAgentInstall(deps, nil, true),
 	)
 	return cmd
 }

@@ -1,0 +1,402 @@
+// Package install merges qtask's hooks into a coding agent's settings file
+// and takes them out again. It never clobbers: the user's settings, hooks
+// and key order stay as they were, only qtask's own entries change, a
+// second install changes nothing, and uninstall removes exactly what
+// install added.
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/qtask/qtask/agent/hooks"
+)
+
+// flavor is how an agent's settings differ from Claude Code's.
+type flavor struct {
+	dir string // the settings directory, in the project and in HOME
+	// msTimeouts: hook timeouts are in milliseconds, not seconds.
+	msTimeouts bool
+	// enableKey: hooks run only with hooksConfig.enabled set (gemini).
+	enableKey bool
+}
+
+var flavors = map[string]flavor{
+	"claude": {dir: ".claude"},
+	"qwen":   {dir: ".qwen"},
+	"gemini": {dir: ".gemini", msTimeouts: true, enableKey: true},
+}
+
+// hookTimeout bounds a hook with nothing to wait for; a Stop hook with
+// --hold gets the hold on top.
+const hookTimeout = 10 * time.Second
+
+// Marks in the description of gemini entries (gemini allows one; Claude's
+// schema does not, so Claude and qwen entries are known by their command
+// alone). enabledMark records that install turned hooksConfig.enabled on,
+// so that uninstall turns it off again and only then.
+const (
+	description = "qtask: tell the agent when its tasks end"
+	enabledMark = "; turned hooksConfig.enabled on"
+)
+
+// Paths says where settings files live.
+type Paths struct {
+	Cwd, Home string
+	// ClaudeConfigDir replaces ~/.claude when set ($CLAUDE_CONFIG_DIR).
+	ClaudeConfigDir string
+}
+
+// SettingsPath is the agent's project settings file (in Cwd) or, with user,
+// its user settings file.
+func SettingsPath(a hooks.Agent, user bool, p Paths) (string, error) {
+	dir := flavors[a.Name].dir
+	switch {
+	case !user:
+		return filepath.Join(p.Cwd, dir, "settings.json"), nil
+	case a.Name == "claude" && p.ClaudeConfigDir != "":
+		return filepath.Join(p.ClaudeConfigDir, "settings.json"), nil
+	case p.Home == "":
+		return "", errors.New("HOME is unset or relative: cannot find the user settings; use --project")
+	}
+	return filepath.Join(p.Home, dir, "settings.json"), nil
+}
+
+// HookCommand is the command line the agent runs for each hook: the qtask
+// binary by absolute path (hooks do not always get the user's PATH),
+// quoted for the shell the agent runs it with.
+func HookCommand(self string, a hooks.Agent) string {
+	return shellQuote(self) + " agent hook " + a.Name
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Add returns settings with the agent's qtask hooks merged in: one entry
+// per event, running command (with --hold for the end of turn when hold is
+// set). Entries of qtask's for the agent that differ (an older binary path,
+// another hold) are replaced; everything else is left as it was.
+func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]byte, error) {
+	root, hooksObj, err := parseSettings(settings, true)
+	if err != nil {
+		return nil, err
+	}
+	fl := flavors[a.Name]
+	marked := false
+	if fl.enableKey {
+		hc, err := root.child("hooksConfig", true)
+		if err != nil {
+			return nil, err
+		}
+		marked = hadMark(hooksObj, a)
+		if on, _ := hc.get("enabled"); on != true {
+			hc.set("enabled", true)
+			marked = true
+		}
+	}
+	for _, ev := range a.Events() {
+		want := entry(a, ev, command, hold, marked)
+		groups, err := groupsOf(hooksObj, ev)
+		if err != nil {
+			return nil, err
+		}
+		if ours := oursIn(groups, a); len(ours) == 1 && bytes.Equal(encode(ours[0]), encode(want)) {
+			continue
+		}
+		groups, _ = withoutOurs(groups, a)
+		group := newObject()
+		group.set("hooks", []any{want})
+		hooksObj.set(ev, append(groups, group))
+	}
+	return encode(root), nil
+}
+
+// Remove returns settings without the agent's qtask hooks, and without
+// whatever Add created for them alone: a group or an event left empty,
+// an empty "hooks", and hooksConfig.enabled if Add turned it on.
+func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
+	root, hooksObj, err := parseSettings(settings, false)
+	if err != nil || hooksObj == nil {
+		return settings, err
+	}
+	marked := hadMark(hooksObj, a)
+	for _, ev := range append([]string{}, hooksObj.keys...) {
+		groups, err := groupsOf(hooksObj, ev)
+		if err != nil {
+			return nil, err
+		}
+		kept, removed := withoutOurs(groups, a)
+		switch {
+		case !removed:
+		case len(kept) == 0:
+			hooksObj.del(ev)
+		default:
+			hooksObj.set(ev, kept)
+		}
+	}
+	if len(hooksObj.keys) == 0 {
+		root.del("hooks")
+	}
+	if hc, _ := root.child("hooksConfig", false); marked && hc != nil {
+		hc.del("enabled")
+		if len(hc.keys) == 0 {
+			root.del("hooksConfig")
+		}
+	}
+	return encode(root), nil
+}
+
+// parseSettings parses a settings file and finds its "hooks" object
+// (creating it if create).
+func parseSettings(settings []byte, create bool) (root, hooksObj *object, err error) {
+	root, err = parseObject(settings)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not a JSON object qtask can rewrite (%w)", err)
+	}
+	hooksObj, err = root.child("hooks", create)
+	return root, hooksObj, err
+}
+
+// entry is qtask's hook entry for one event.
+func entry(a hooks.Agent, event, command string, hold time.Duration, marked bool) *object {
+	fl := flavors[a.Name]
+	timeout := hookTimeout
+	if a.Classify(event) == hooks.EndOfTurn && hold > 0 {
+		command += " --hold " + hold.String()
+		timeout += hold
+	}
+	e := newObject()
+	if fl.enableKey {
+		e.set("name", "qtask")
+	}
+	e.set("type", "command")
+	e.set("command", command)
+	n := int64(timeout / time.Second)
+	if fl.msTimeouts {
+		n = timeout.Milliseconds()
+	}
+	e.set("timeout", jsonNumber(n))
+	if fl.enableKey {
+		d := description
+		if marked {
+			d += enabledMark
+		}
+		e.set("description", d)
+	}
+	return e
+}
+
+func jsonNumber(n int64) any { return json.Number(strconv.FormatInt(n, 10)) }
+
+// groupsOf is the event's list of matcher groups.
+func groupsOf(hooksObj *object, event string) ([]any, error) {
+	v, ok := hooksObj.get(event)
+	if !ok {
+		return nil, nil
+	}
+	groups, isList := v.([]any)
+	if !isList {
+		return nil, fmt.Errorf("hooks.%s is not a list", event)
+	}
+	return groups, nil
+}
+
+// hookList is a group's "hooks" list, or nil when the group has none.
+func hookList(group any) []any {
+	g, ok := group.(*object)
+	if !ok {
+		return nil
+	}
+	v, _ := g.get("hooks")
+	list, _ := v.([]any)
+	return list
+}
+
+// isOurs reports whether a hook entry is qtask's for agent a: it runs a
+// qtask binary as `… agent hook NAME`.
+func isOurs(h any, a hooks.Agent) bool {
+	e, ok := h.(*object)
+	if !ok {
+		return false
+	}
+	v, _ := e.get("command")
+	command, _ := v.(string)
+	bin, rest := firstWord(command)
+	fields := strings.Fields(rest)
+	if len(fields) < 3 || fields[0] != "agent" || fields[1] != "hook" || fields[2] != a.Name {
+		return false
+	}
+	return strings.HasPrefix(filepath.Base(bin), "qtask")
+}
+
+// firstWord splits a shell command line after its first word, unquoting
+// that word as the shell would (quotes and backslashes).
+func firstWord(s string) (word, rest string) {
+	var b strings.Builder
+	s = strings.TrimLeft(s, " \t")
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t':
+			return b.String(), s[i:]
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return b.String() + s[i+1:], ""
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				b.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), ""
+}
+
+// oursIn lists qtask's entries for a among groups.
+func oursIn(groups []any, a hooks.Agent) []any {
+	var ours []any
+	for _, g := range groups {
+		for _, h := range hookList(g) {
+			if isOurs(h, a) {
+				ours = append(ours, h)
+			}
+		}
+	}
+	return ours
+}
+
+// hadMark reports whether any of qtask's entries for a says that install
+// turned hooksConfig.enabled on.
+func hadMark(hooksObj *object, a hooks.Agent) bool {
+	if hooksObj == nil {
+		return false
+	}
+	for _, ev := range hooksObj.keys {
+		groups, _ := groupsOf(hooksObj, ev)
+		for _, h := range oursIn(groups, a) {
+			v, _ := h.(*object).get("description")
+			if d, _ := v.(string); strings.HasSuffix(d, enabledMark) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutOurs drops qtask's entries for a from groups, and a group left
+// with no hooks by that; it reports whether it dropped anything.
+func withoutOurs(groups []any, a hooks.Agent) ([]any, bool) {
+	var kept []any
+	removed := false
+	for _, g := range groups {
+		list := hookList(g)
+		var rest []any
+		for _, h := range list {
+			if isOurs(h, a) {
+				removed = true
+				continue
+			}
+			rest = append(rest, h)
+		}
+		switch {
+		case len(rest) == len(list):
+			kept = append(kept, g)
+		case len(rest) > 0:
+			g.(*object).set("hooks", rest)
+			kept = append(kept, g)
+		}
+	}
+	return kept, removed
+}
+
+// Read reads a settings file; a missing one is empty. A symlink is
+// refused: the file is replaced by rename, which would cut the link.
+func Read(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symlink, and qtask does not write through one: "+
+			"add the hooks by hand (see --dry-run) or run install where the file is real", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, 16<<20))
+}
+
+// Write replaces the settings file with data, keeping a copy of what it
+// held in PATH.qtask-backup first; it returns the backup's path, "" when
+// there was no file before. Directories it creates are 0755 (a project's
+// .claude is shared with its repository), the file keeps its mode (0644
+// when new).
+func Write(path string, old, data []byte) (string, error) {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Lstat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	backup := ""
+	if old != nil {
+		backup = path + ".qtask-backup"
+		if err := writeAtomic(backup, old, mode); err != nil {
+			return "", fmt.Errorf("back up %s: %w", path, err)
+		}
+	}
+	return backup, writeAtomic(path, data, mode)
+}
+
+// writeAtomic writes a temp file beside path (O_EXCL: never through a
+// link) and renames it into place.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

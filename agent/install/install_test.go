@@ -1,0 +1,182 @@
+package install
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/hooks"
+)
+
+const cmdClaude = "/usr/local/bin/qtask agent hook claude"
+
+// userSettings is a Claude settings file as a user might have it, in the
+// agents' own two-space style.
+const userSettings = `{
+  "permissions": {
+    "allow": [
+      "Bash(make:*)"
+    ]
+  },
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "my-own-hook <&>"
+          }
+        ]
+      }
+    ]
+  },
+  "env": {
+    "FOO": "1"
+  }
+}
+`
+
+func mustAdd(t *testing.T, a hooks.Agent, settings, command string, hold time.Duration) string {
+	t.Helper()
+	out, err := Add(a, []byte(settings), command, hold)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	return string(out)
+}
+
+type hookEntry struct {
+	Type, Command, Name, Description string
+	Timeout                          int64
+}
+
+func decodeHooks(t *testing.T, settings string) map[string][]struct{ Hooks []hookEntry } {
+	t.Helper()
+	var v struct {
+		Hooks map[string][]struct{ Hooks []hookEntry }
+	}
+	if err := json.Unmarshal([]byte(settings), &v); err != nil {
+		t.Fatalf("settings are not JSON: %v\n%s", err, settings)
+	}
+	return v.Hooks
+}
+
+func TestAddMergesAndRemoveRestores(t *testing.T) {
+	added := mustAdd(t, hooks.Claude, userSettings, cmdClaude, 0)
+	h := decodeHooks(t, added)
+	for _, ev := range hooks.Claude.Events() {
+		var ours []hookEntry
+		for _, g := range h[ev] {
+			for _, e := range g.Hooks {
+				if e.Command == cmdClaude {
+					ours = append(ours, e)
+				}
+			}
+		}
+		if len(ours) != 1 || ours[0].Type != "command" || ours[0].Timeout != 10 {
+			t.Errorf("%s: qtask entries %+v; want one, timeout 10 (seconds)", ev, ours)
+		}
+	}
+	if len(h["UserPromptSubmit"]) != 2 || h["UserPromptSubmit"][0].Hooks[0].Command != "my-own-hook <&>" {
+		t.Errorf("the user's own UserPromptSubmit hook moved or went: %+v", h["UserPromptSubmit"])
+	}
+	if !strings.HasPrefix(added, "{\n  \"permissions\"") || !strings.HasSuffix(added, "  \"env\": {\n    \"FOO\": \"1\"\n  }\n}\n") {
+		t.Errorf("the user's keys were reordered:\n%s", added)
+	}
+	if again := mustAdd(t, hooks.Claude, added, cmdClaude, 0); again != added {
+		t.Errorf("a second install changed the file:\n%s", Diff("settings.json", []byte(added), []byte(again)))
+	}
+	removed, err := Remove(hooks.Claude, []byte(added))
+	if err != nil || string(removed) != userSettings {
+		t.Errorf("uninstall left (err %v):\n%s", err, Diff("settings.json", []byte(userSettings), removed))
+	}
+	// Another agent's entries are not Claude's to remove.
+	if other, _ := Remove(hooks.Qwen, []byte(added)); string(other) != added {
+		t.Errorf("removing qwen's hooks changed Claude's:\n%s", Diff("settings.json", []byte(added), other))
+	}
+}
+
+func TestAddReplacesAnOlderEntry(t *testing.T) {
+	old := mustAdd(t, hooks.Qwen, "", "'/old path/qtask' agent hook qwen", 0)
+	updated := mustAdd(t, hooks.Qwen, old, "/new/qtask agent hook qwen", 5*time.Minute)
+	h := decodeHooks(t, updated)
+	for _, ev := range hooks.Qwen.Events() {
+		if len(h[ev]) != 1 || len(h[ev][0].Hooks) != 1 || !strings.HasPrefix(h[ev][0].Hooks[0].Command, "/new/qtask agent hook qwen") {
+			t.Errorf("%s after re-install: %+v; want the new entry only", ev, h[ev])
+		}
+	}
+	if stop := h["Stop"][0].Hooks[0]; stop.Command != "/new/qtask agent hook qwen --hold 5m0s" || stop.Timeout != 310 {
+		t.Errorf("qwen Stop with a hold: %+v; want --hold 5m0s and a timeout of 310 seconds", stop)
+	}
+	if removed, _ := Remove(hooks.Qwen, []byte(updated)); string(removed) != "{}\n" {
+		t.Errorf("uninstall of a fresh install left %s", removed)
+	}
+}
+
+func TestGeminiEnablesHooksAndUndoesOnlyItsOwn(t *testing.T) {
+	cmd := "/q/qtask agent hook gemini"
+	added := mustAdd(t, hooks.Gemini, `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`, cmd, 0)
+	var v struct {
+		HooksConfig struct{ Enabled bool } `json:"hooksConfig"`
+	}
+	json.Unmarshal([]byte(added), &v)
+	h := decodeHooks(t, added)
+	if !v.HooksConfig.Enabled || h["AfterAgent"][0].Hooks[0].Timeout != 10000 || h["BeforeAgent"][0].Hooks[0].Name != "qtask" {
+		t.Errorf("gemini install: %s\nwant hooksConfig.enabled, timeouts in ms, named entries", added)
+	}
+	if again := mustAdd(t, hooks.Gemini, added, cmd, 0); again != added {
+		t.Errorf("a second gemini install changed the file:\n%s", Diff("s", []byte(added), []byte(again)))
+	}
+	removed, _ := Remove(hooks.Gemini, []byte(added))
+	if want := "{\n  \"security\": {\n    \"auth\": {\n      \"selectedType\": \"gemini-api-key\"\n    }\n  }\n}\n"; string(removed) != want {
+		t.Errorf("gemini uninstall left:\n%s", removed)
+	}
+	// hooks enabled by the user stay enabled.
+	mine := "{\n  \"hooksConfig\": {\n    \"enabled\": true\n  }\n}\n"
+	removed, _ = Remove(hooks.Gemini, []byte(mustAdd(t, hooks.Gemini, mine, cmd, 0)))
+	if string(removed) != mine {
+		t.Errorf("uninstall turned off hooks the user had enabled:\n%s", removed)
+	}
+}
+
+func TestAddRefusesWhatItCannotMerge(t *testing.T) {
+	for _, bad := range []string{"[]", "{", `{"hooks": []}`, `{"hooks": {"Stop": {}}}`, "// c\n{}", "{} {}"} {
+		if out, err := Add(hooks.Claude, []byte(bad), cmdClaude, 0); err == nil {
+			t.Errorf("Add into %q succeeded: %s", bad, out)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	before := "{\n  \"a\": 1,\n  \"b\": 2\n}\n"
+	after := "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}\n"
+	want := "--- s\n+++ s\n@@ -1,4 +1,5 @@\n {\n   \"a\": 1,\n-  \"b\": 2\n+  \"b\": 2,\n+  \"c\": 3\n }\n"
+	if got := Diff("s", []byte(before), []byte(after)); got != want {
+		t.Errorf("Diff:\n%s\nwant:\n%s", got, want)
+	}
+	if got := Diff("s", []byte(before), []byte(before)); got != "" {
+		t.Errorf("Diff of equal texts = %q", got)
+	}
+}
+
+func TestHookCommandQuotes(t *testing.T) {
+	if got := HookCommand("/usr/bin/qtask", hooks.Claude); got != "/usr/bin/qtask agent hook claude" {
+		t.Errorf("HookCommand = %q", got)
+	}
+	weird := HookCommand("/my dir/it's/qtask", hooks.Gemini)
+	if weird != `'/my dir/it'\''s/qtask' agent hook gemini` {
+		t.Errorf("HookCommand = %q", weird)
+	}
+	e := newObject()
+	e.set("command", weird)
+	if !isOurs(e, hooks.Gemini) || isOurs(e, hooks.Claude) {
+		t.Errorf("%s not recognised as qtask's gemini hook (and only gemini's)", weird)
+	}
+	for _, other := range []string{"qtask agent hook", "myqtask agent hook gemini", "/bin/sh -c 'qtask agent hook gemini'", "qtask agent inbox gemini"} {
+		e.set("command", other)
+		if isOurs(e, hooks.Gemini) {
+			t.Errorf("%q taken for qtask's hook", other)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/agent/hooks"
+	"github.com/qtask/qtask/agent/install"
+)
+
+// InstallOptions are the parsed arguments of `qtask agent install` and
+// `qtask agent uninstall`.
+type InstallOptions struct {
+	Agent  hooks.Agent
+	Remove bool
+	User   bool
+	DryRun bool
+	Hold   time.Duration
+}
+
+// NewCmdAgentInstall builds `qtask agent install` or, with remove,
+// `qtask agent uninstall`.
+func NewCmdAgentInstall(deps *Deps, runF func(context.Context, *InstallOptions) error, remove bool) *cobra.Command {
+	opts := &InstallOptions{Remove: remove}
+	var project bool
+	cmd := &cobra.Command{
+		Use:   "install claude|qwen|gemini",
+		Short: "Add qtask's hooks to a coding agent's settings",
+		Long: `Merge qtask's hooks into the agent's settings file (Claude Code
+.claude/settings.json, qwen-code .qwen/settings.json, gemini-cli
+.gemini/settings.json; in the current directory, or in your home with
+--user), so the agent hears about the tasks of its scope when they end.
+Everything else in the file is kept as it was; installing twice changes
+nothing; the file's previous text is kept in settings.json.qtask-backup.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := hooks.Lookup(args[0])
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			if project && opts.User {
+				return usageErrorf("--project and --user exclude each other")
+			}
+			if opts.Hold < 0 {
+				return usageErrorf("--hold must not be negative")
+			}
+			opts.Agent = a
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAgentInstall(deps, opts)
+		},
+	}
+	if remove {
+		cmd.Use = "uninstall claude|qwen|gemini"
+		cmd.Short = "Remove qtask's hooks from a coding agent's settings"
+		cmd.Long = `Remove exactly what 'qtask agent install' added to the agent's settings
+file, and nothing else. The file's previous text is kept in
+settings.json.qtask-backup.`
+	} else {
+		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
+	}
+	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
+	cmd.Flags().BoolVar(&opts.User, "user", false, "your user settings instead")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the change as a diff and write nothing")
+	return cmd
+}
+
+func runAgentInstall(deps *Deps, opts *InstallOptions) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	path, err := install.SettingsPath(opts.Agent, opts.User, install.Paths{Cwd: cwd, Home: deps.Env.Home, ClaudeConfigDir: deps.Env.ClaudeConfigDir})
+	if err != nil {
+		return err
+	}
+	old, err := install.Read(path)
+	if err != nil {
+		return err
+	}
+	var updated []byte
+	if opts.Remove {
+		updated, err = install.Remove(opts.Agent, old)
+	} else {
+		updated, err = install.Add(opts.Agent, old, install.HookCommand(deps.Self, opts.Agent), opts.Hold)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w; fix the file or edit it by hand", path, err)
+	}
+	verb := "installed in"
+	if opts.Remove {
+		verb = "removed from"
+	}
+	diff := install.Diff(path, old, updated)
+	switch {
+	case diff == "" && opts.Remove:
+		fmt.Fprintf(deps.IO.Out, "no qtask hooks for %s in %s: nothing to change\n", opts.Agent.Name, path)
+		return nil
+	case diff == "":
+		fmt.Fprintf(deps.IO.Out, "qtask hooks for %s already in %s: nothing to change\n", opts.Agent.Name, path)
+		return nil
+	case opts.DryRun:
+		fmt.Fprint(deps.IO.Out, diff)
+		return nil
+	}
+	backup, err := install.Write(path, old, updated)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(deps.IO.Out, "qtask hooks for %s %s %s", opts.Agent.Name, verb, path)
+	if backup != "" {
+		fmt.Fprintf(deps.IO.Out, " (previous version: %s)", backup)
+	}
+	fmt.Fprintln(deps.IO.Out)
+	return nil
+}

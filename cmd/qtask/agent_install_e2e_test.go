@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/agenttest"
+)
+
+// TestAgentInstall: install merges qtask's hooks into an agent's settings
+// without touching the rest, a second install changes nothing, --dry-run
+// prints the diff and writes nothing, a backup keeps the previous text,
+// and uninstall gives back the file as it was.
+func TestAgentInstall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	proj := filepath.Join(h.root, "proj")
+	settings := filepath.Join(proj, ".qwen", "settings.json")
+	mine := "{\n  \"model\": {\n    \"name\": \"x\"\n  },\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"notify-send done\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(mine), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) result { return h.qtaskIn(proj, nil, append([]string{"agent"}, args...)...) }
+	dry := run("install", "qwen", "--dry-run")
+	if dry.code != 0 || !strings.HasPrefix(dry.stdout, "--- "+settings+"\n+++ "+settings+"\n@@ ") ||
+		!strings.Contains(dry.stdout, "+            \"command\": \""+qtaskBin+" agent hook qwen\",") || strings.Contains(dry.stdout, "\n-") {
+		t.Errorf("install --dry-run: exit %d\n%s\nwant a diff that only adds qtask's hooks", dry.code, dry.stdout)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != mine {
+		t.Fatalf("--dry-run wrote the settings:\n%s", got)
+	}
+	if r := run("install", "qwen"); r.code != 0 || !strings.Contains(r.stdout, "previous version: "+settings+".qtask-backup") {
+		t.Fatalf("install: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	installed, _ := os.ReadFile(settings)
+	if backup, _ := os.ReadFile(settings + ".qtask-backup"); string(backup) != mine {
+		t.Errorf("backup holds %q, want the file as it was", backup)
+	}
+	if fi, _ := os.Stat(settings); fi.Mode().Perm() != 0o640 {
+		t.Errorf("settings mode changed to %v", fi.Mode().Perm())
+	}
+	for _, want := range []string{"notify-send done", "\"UserPromptSubmit\"", "\"PostToolUse\"", "\"SessionStart\"", "agent hook qwen\",\n            \"timeout\": 10"} {
+		if !strings.Contains(string(installed), want) {
+			t.Errorf("installed settings lack %q:\n%s", want, installed)
+		}
+	}
+	if r := run("install", "qwen"); r.code != 0 || !strings.Contains(r.stdout, "nothing to change") {
+		t.Errorf("second install: %q", r.stdout)
+	}
+	if again, _ := os.ReadFile(settings); string(again) != string(installed) {
+		t.Errorf("second install changed the file")
+	}
+	if r := run("uninstall", "qwen"); r.code != 0 {
+		t.Fatalf("uninstall: exit %d %q", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != mine {
+		t.Errorf("after uninstall the settings are:\n%s\nwant them as they were:\n%s", got, mine)
+	}
+	if r := run("uninstall", "qwen"); !strings.Contains(r.stdout, "nothing to change") {
+		t.Errorf("second uninstall: %q", r.stdout)
+	}
+
+	// Bad input: one line naming the file and what to do, exit 1; usage errors exit 2.
+	if err := os.WriteFile(settings, []byte("{ // mine\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run("install", "qwen"); r.code != 1 || !strings.Contains(r.stderr, settings) || !strings.Contains(r.stderr, "by hand") {
+		t.Errorf("install into a file with comments: exit %d, %q", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"install", "codex"}, {"install"}, {"install", "claude", "--user", "--project"}} {
+		if r := run(args...); r.code != exitUsage {
+			t.Errorf("agent %q: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+}
+
+// TestAgentInstallPassesClaudeDoctor: the settings install writes are valid
+// for Claude Code itself (`claude doctor` lists "Invalid settings"
+// otherwise; in -p mode bad settings are ignored without a word).
+func TestAgentInstallPassesClaudeDoctor(t *testing.T) {
+	t.Parallel()
+	claude := agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	proj, home := filepath.Join(h.root, "proj"), filepath.Join(h.root, "home")
+	os.MkdirAll(proj, 0o755)
+	for _, args := range [][]string{{"install", "claude", "--hold", "90s"}, {"install", "claude", "--user"}} {
+		if r := h.qtaskIn(proj, []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")}, append([]string{"agent"}, args...)...); r.code != 0 {
+			t.Fatalf("agent %v: exit %d %s", args, r.code, r.stderr)
+		}
+	}
+	doctor := func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, "doctor")
+		cmd.Dir = proj
+		cmd.Env = []string{"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "PATH=/usr/bin:/bin", "TERM=dumb"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude doctor: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := doctor(); strings.Contains(out, "Invalid settings") || !strings.Contains(out, "Claude Code doctor") {
+		t.Errorf("claude doctor on the installed settings:\n%s", out)
+	}
+	// The check can fail: a hook entry Claude does not know is reported.
+	bad := filepath.Join(proj, ".claude", "settings.json")
+	if err := os.WriteFile(bad, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"qtask"}]}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := doctor(); !strings.Contains(out, "Invalid settings") {
+		t.Errorf("claude doctor did not report a bad hook entry:\n%s", out)
+	}
+}
