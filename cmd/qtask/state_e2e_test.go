@@ -40,6 +40,10 @@ var stateCommands = [][]string{
 	{"promote", "abcd0001"},
 	{"run", "--bg", "--", "touch marker"},
 	{"run", "--", "touch marker"},
+	{"attach", "abcd0001"},
+	{"prune"},
+	{"agent", "inbox"},
+	{"init", "bash"},
 }
 
 // assertRefused runs every state command and checks each exits 1 with one
