@@ -44,9 +44,11 @@ func (s *Store) Promote(ctx context.Context, idOrPrefix, session string) (*Promo
 	return s.promote(ctx, id, session)
 }
 
-// PromotePane promotes the qtask task running in pane of server (pane ids
-// repeat across servers). With none running it returns
-// *NothingRunningError, naming the task that just ended there if any.
+// PromotePane promotes the qtask task of pane on server (pane ids repeat
+// across servers): the task running in it, or the foreground task a
+// `qtask run` waiting in it streams (the human is watching there, not in
+// the task's own window). With neither it returns *NothingRunningError,
+// naming the task that just ended there if any.
 func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.PaneID, session string) (*PromoteResult, error) {
 	recs, _, err := s.loadAll()
 	if err != nil {
@@ -54,13 +56,20 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 	}
 	var last *record
 	for _, r := range recs {
-		if r.PaneID != string(pane) || r.TmuxServer != server.String() {
+		if r.TmuxServer != server.String() {
 			continue
 		}
-		if r = s.reconcile(r); r.Running() {
-			return s.promote(ctx, r.ID, session)
+		switch {
+		case r.PaneID == string(pane):
+			if r = s.reconcile(r); r.Running() {
+				return s.promote(ctx, r.ID, session)
+			}
+			last = r
+		case r.CallerPane == string(pane) && r.awaited():
+			if r = s.reconcile(r); r.Running() {
+				return s.promote(ctx, r.ID, session)
+			}
 		}
-		last = r
 	}
 	nothing := &NothingRunningError{Pane: pane}
 	if last != nil {
@@ -126,6 +135,12 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 		return res, fmt.Errorf("task %s is in the background, but its window could not be moved: %w", r.ID, err)
 	}
 	return res, nil
+}
+
+// awaited reports whether a foreground `qtask run` still waits on the
+// running task.
+func (r *record) awaited() bool {
+	return r.Running() && !r.Background && r.WaiterPID > 0 && processAlive(r.WaiterPID)
 }
 
 // exitKnown reports whether the command's exit is on record.

@@ -24,9 +24,9 @@ type StartOptions struct {
 	Shell      string   // program that runs Command with -c
 	Background bool     // nobody waits on it in the foreground
 	Session    string   // tmux session holding the task's window
-	// CallerPane, for a foreground run from inside tmux, is the caller's
-	// pane: the task's window opens, unselected, in the caller's session,
-	// where the human can watch it.
+	// CallerPane, for a run from inside tmux on the task's server, is the
+	// caller's pane. A foreground task's window opens, unselected, in the
+	// caller's session, where the human can watch it.
 	CallerPane tmux.PaneID
 	// WaiterPID is the foreground `qtask run` waiting on the task, if any.
 	WaiterPID      int
@@ -94,6 +94,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		},
 		TmuxServer:     opts.Server.String(),
 		WaiterPID:      opts.WaiterPID,
+		CallerPane:     string(opts.CallerPane),
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 	}

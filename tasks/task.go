@@ -153,7 +153,11 @@ type record struct {
 	// WaiterPID is the `qtask run` waiting on a foreground task. If it dies
 	// without a word (SIGKILL, closed terminal) the task simply carries on
 	// as a background task.
-	WaiterPID  int        `json:"waiter_pid,omitempty"`
+	WaiterPID int `json:"waiter_pid,omitempty"`
+	// CallerPane is the pane `qtask run` was called from, on the task's
+	// server: the promote key pressed there finds the foreground task its
+	// waiter streams, and end messages go to the clients of its session.
+	CallerPane string     `json:"caller_pane,omitempty"`
 	PromotedAt *time.Time `json:"promoted_at,omitempty"`
 	// ExitedAt is when the wrapper saw the command exit, and ExitedCode its
 	// exit code (128+N for signal N). The wrapper records them at once,

@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/shellhooks"
 )
 
-// NewCmdInit builds `qtask init bash|zsh|fish`.
+// NewCmdInit builds `qtask init bash|zsh|fish|tmux`.
 func NewCmdInit(deps *Deps) *cobra.Command {
 	return &cobra.Command{
-		Use:   "init bash|zsh|fish",
-		Short: "Print shell hooks that let the promote key send a typed command to the background",
+		Use:   "init bash|zsh|fish|tmux",
+		Short: "Print shell hooks, or bind qtask's keys in tmux",
 		Long: `Print the shell hooks for bash, zsh or fish. With them loaded, pressing the
 promote key (or running qtask promote) in a pane where a command you typed is
 running moves that command to the background task list; a fresh shell takes
@@ -24,10 +25,18 @@ its place. Add to your shell's startup file:
   fish (~/.config/fish/config.fish): qtask init fish | source
 
 The hooks cost a single builtin file write per command, start no process
-and print nothing.`,
+and print nothing.
+
+` + "`qtask init tmux`" + ` binds qtask's keys in the tmux server it runs under (the
+plugin, scripts/qtask.tmux, runs it): prefix B (option @qtask-promote-key)
+promotes the task of the pane you are in. Running it again changes nothing.`,
 		Args:      exactArgs(1),
-		ValidArgs: shellhooks.Shells,
+		ValidArgs: append(append([]string{}, shellhooks.Shells...), "tmux"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "tmux" {
+				_, err := plugin.Install(cmd.Context(), deps.Server(), deps.Self)
+				return err
+			}
 			snippet, err := shellhooks.Snippet(args[0], deps.Self, deps.Env.StateDir)
 			if err != nil {
 				return &UsageError{Err: fmt.Errorf("init: %w", err)}

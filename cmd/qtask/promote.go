@@ -15,6 +15,9 @@ import (
 type PromoteOptions struct {
 	ID   string
 	Pane string
+	// Client, set by the plugin's key binding, is the tmux client to
+	// report to with a one-line message instead of printing.
+	Client string
 }
 
 // NewCmdPromote builds `qtask promote`.
@@ -26,9 +29,12 @@ func NewCmdPromote(deps *Deps, runF func(context.Context, *PromoteOptions) error
 		Long: `Send a running foreground task to the background. The process keeps running
 untouched; its window moves to the background session and the waiting
 ` + "`qtask run`" + ` returns at once. Without arguments, promote what runs in the
-current pane ($TMUX_PANE). For a tmux key binding:
+current pane ($TMUX_PANE). In a pane where ` + "`qtask run`" + ` waits on a task, the
+task it waits on is promoted. The tmux plugin binds prefix B to
 
-  bind-key B run-shell -b 'qtask promote --pane #{pane_id}'`,
+  qtask promote --tmux-client '#{client_name}' --pane '#{pane_id}'
+
+which reports on the client's status line, prints nothing and exits 0.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || len(args) == 1 && cmd.Flags().Changed("pane") {
 				return usageErrorf("promote: give a task id or --pane, not both")
@@ -51,26 +57,14 @@ current pane ($TMUX_PANE). For a tmux key binding:
 		},
 	}
 	cmd.Flags().StringVar(&opts.Pane, "pane", "", "promote what runs in this tmux pane (e.g. %3)")
+	cmd.Flags().StringVar(&opts.Client, "tmux-client", "", "report to this tmux client's status line, print nothing, exit 0 (for key bindings)")
 	return cmd
 }
 
 func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
-	cfg, store, err := deps.ConfigAndStore(ctx)
-	if err != nil {
-		return err
-	}
-	var res *tasks.PromoteResult
-	if opts.ID != "" {
-		res, err = store.Promote(ctx, opts.ID, cfg.Session)
-	} else {
-		pane, perr := tmux.ParsePaneID(opts.Pane)
-		if perr != nil {
-			return &UsageError{Err: perr}
-		}
-		res, err = shellhooks.PromotePane(ctx, store, shellhooks.PromoteOptions{
-			StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
-			Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes,
-		})
+	res, err := promoteTask(ctx, deps, opts)
+	if opts.Client != "" {
+		return reportToClient(ctx, deps, opts.Client, promoteMessage(res, err))
 	}
 	if res == nil {
 		return err
@@ -86,6 +80,42 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 		fmt.Fprintf(deps.IO.Out, "Promoted task %s to the background; output continues in %s\n", id, path)
 	}
 	return err
+}
+
+func promoteTask(ctx context.Context, deps *Deps, opts *PromoteOptions) (*tasks.PromoteResult, error) {
+	cfg, store, err := deps.ConfigAndStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ID != "" {
+		return store.Promote(ctx, opts.ID, cfg.Session)
+	}
+	pane, err := tmux.ParsePaneID(opts.Pane)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return shellhooks.PromotePane(ctx, store, shellhooks.PromoteOptions{
+		StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
+		Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes,
+	})
+}
+
+// promoteMessage is the one short line the promote key shows:
+// "qtask: 3f9a1c02 → background".
+func promoteMessage(res *tasks.PromoteResult, err error) string {
+	if res == nil {
+		return "qtask: " + err.Error()
+	}
+	id := res.Task.ID
+	switch {
+	case err != nil:
+		return fmt.Sprintf("qtask: %s: %v", id, err)
+	case res.AlreadyFinished:
+		return fmt.Sprintf("qtask: %s already finished, %s", id, finishedText(res.Task, res.ExitCode))
+	case res.AlreadyBackground:
+		return fmt.Sprintf("qtask: %s is already in the background", id)
+	}
+	return fmt.Sprintf("qtask: %s → background", id)
 }
 
 // finishedText is how a promote that lost the race reports the end:

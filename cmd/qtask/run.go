@@ -120,9 +120,9 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	}
 	if !opts.Background {
 		start.WaiterPID = os.Getpid()
-		if deps.Env.TmuxSocket == "" || deps.Env.TmuxSocket == deps.Env.TmuxSocketFromTMUX() {
-			start.CallerPane = tmux.PaneID(deps.Env.TmuxPane)
-		}
+	}
+	if deps.Env.TmuxSocket == "" || deps.Env.TmuxSocket == deps.Env.TmuxSocketFromTMUX() {
+		start.CallerPane = tmux.PaneID(deps.Env.TmuxPane)
 	}
 	t, err := store.Start(ctx, start)
 	if err != nil {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// ttyClient is a real tmux client attached to the harness's server on a pty
+// the test owns: what the test types into it reaches tmux as keystrokes
+// from a person (key bindings fire, unlike send-keys), and everything tmux
+// draws (the status line, messages) is kept for the test to read.
+type ttyClient struct {
+	t    *testing.T
+	pty  *os.File
+	name string // the client's name in tmux: its tty
+
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+// openPTY opens a pseudo-terminal pair of rows×cols.
+func openPTY(t *testing.T, rows, cols uint16) (master, tty *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("open pty: %v", err)
+	}
+	fd := int(master.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("pty number: %v", err)
+	}
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open pty tty: %v", err)
+	}
+	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
+		t.Fatalf("size pty: %v", err)
+	}
+	return master, tty
+}
+
+// ptyClient attaches a client to session on a fresh 120×40 pty.
+func (h *harness) ptyClient(session string) *ttyClient {
+	h.t.Helper()
+	master, tty := openPTY(h.t, 40, 120)
+	cmd := exec.Command("tmux", "-S", h.socket, "-u", "attach-session", "-t", "="+session)
+	cmd.Env = append(append([]string{}, h.env...), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		h.t.Fatalf("attach a tmux client: %v", err)
+	}
+	tty.Close()
+	c := &ttyClient{t: h.t, pty: master, name: filepath.Clean("/dev/pts/" + ptsNumber(master))}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			c.mu.Lock()
+			c.out.Write(buf[:n])
+			c.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	h.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		master.Close()
+		<-done
+	})
+	eventually(h.t, "the client to attach", func() bool {
+		names, _ := h.tmux("list-clients", "-F", "#{client_name}")
+		return strings.Contains(names, c.name)
+	})
+	return c
+}
+
+func ptsNumber(master *os.File) string {
+	n, _ := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	return fmt.Sprint(n)
+}
+
+// typeKeys writes keystrokes into the client's terminal ("\x02" is C-b).
+func (c *ttyClient) typeKeys(keys string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.pty, keys); err != nil {
+		c.t.Fatalf("type into the client: %v", err)
+	}
+}
+
+// drawn is everything tmux has drawn on the client's terminal so far.
+func (c *ttyClient) drawn() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
+}
+
+// prefix is tmux's default prefix key, C-b.
+const prefix = "\x02"

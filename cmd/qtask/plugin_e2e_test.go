@@ -1,0 +1,185 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// pluginScript is scripts/qtask.tmux of this checkout.
+func pluginScript(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	path := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "qtask.tmux")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("plugin script: %v", err)
+	}
+	return path
+}
+
+// shellSession starts a session named name running a bare interactive bash
+// (qtask on its PATH, from the harness) and returns its pane.
+func (h *harness) shellSession(name string) string {
+	h.t.Helper()
+	if _, err := h.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", h.root,
+		"--", "bash", "--norc", "--noprofile", "-i"); err != nil {
+		h.t.Fatal(err)
+	}
+	pane, err := h.tmux("display-message", "-p", "-t", "="+name+":", "#{pane_id}")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return pane
+}
+
+// loadPlugin runs the plugin as tmux.conf's run-shell line would.
+func (h *harness) loadPlugin() {
+	h.t.Helper()
+	if out, err := h.tmux("run-shell", pluginScript(h.t)); err != nil || out != "" {
+		h.t.Fatalf("loading the plugin: %v %q", err, out)
+	}
+}
+
+// screen is what pane shows.
+func (h *harness) screen(pane string) string {
+	s, _ := h.tmux("capture-pane", "-p", "-J", "-t", pane)
+	return s
+}
+
+func (h *harness) waitScreen(pane, what string) {
+	h.t.Helper()
+	eventually(h.t, "pane "+pane+" to show "+what, func() bool { return strings.Contains(h.screen(pane), what) })
+}
+
+// pluginWorld is a harness whose server loaded the plugin, with a bash
+// session "work" (its pane returned) seen by a client on a pty.
+func pluginWorld(t *testing.T) (*harness, string, *ttyClient) {
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	h.loadPlugin()
+	return h, pane, h.ptyClient("work")
+}
+
+// checkNotInMode fails the test if pane is in a mode (view mode after a
+// key binding printed something), where typing goes nowhere.
+func (h *harness) checkNotInMode(pane string) {
+	h.t.Helper()
+	if mode, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_in_mode}"); mode != "0" {
+		h.t.Fatalf("pane %s is in a mode (pane_in_mode=%q): typing would go nowhere", pane, mode)
+	}
+}
+
+// The promote key pressed in the pane where `qtask run` streams a task — the
+// pane the person is looking at — promotes that task: the waiting run is
+// released with 125, the shell takes the next typed line at once, the pane
+// never enters view mode, and the result is a message on the status line.
+func TestPluginPromoteKeyFromCallerPane(t *testing.T) {
+	t.Parallel()
+	h, pane, c := pluginWorld(t)
+
+	c.typeKeys("qtask run -- 'for i in $(seq 1 900); do echo tick $i; sleep 0.1; done'\r")
+	h.waitScreen(pane, "tick 3\n")
+	c.typeKeys(prefix + "B")
+	h.waitScreen(pane, "promoted to background as ")
+	c.typeKeys("echo rc=$? typed-$((6*7))\r")
+	h.waitScreen(pane, "rc=125 typed-42")
+	h.checkNotInMode(pane)
+	task := h.lastTask()
+	if !task.Running() || !task.Background {
+		t.Fatalf("task after the key: %s background=%v, want running in the background", task.Status, task.Background)
+	}
+	eventually(t, "the message "+task.ID+" → background on the client", func() bool {
+		return strings.Contains(c.drawn(), "qtask: "+task.ID+" → background")
+	})
+	h.mustQtask("stop", task.ID)
+}
+
+// The key on a pane where nothing runs says so on the status line, and the
+// pane stays usable.
+func TestPluginPromoteKeyNothingRunning(t *testing.T) {
+	t.Parallel()
+	h, pane, c := pluginWorld(t)
+	c.typeKeys(prefix + "B")
+	eventually(t, "the nothing-running message", func() bool {
+		return strings.Contains(c.drawn(), "qtask: nothing running in pane "+pane)
+	})
+	c.typeKeys("echo still-$((2+3))\r")
+	h.waitScreen(pane, "still-5")
+	h.checkNotInMode(pane)
+}
+
+// Loading the plugin twice changes nothing, and it never sets an option it
+// does not own (status-left, status-right, anything not @qtask).
+func TestPluginLoadIdempotent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	h.tmux("set-option", "-g", "status-right", "MINE #{@qtask_status}")
+	h.tmux("bind-key", "-T", "prefix", "T", "display-message", "user's own T")
+	options := func() string { s, _ := h.tmux("show-options", "-g"); return s }
+	keys := func() string { s, _ := h.tmux("list-keys"); return s }
+	optsBefore, keysBefore := options(), keys()
+	h.loadPlugin()
+	optsOnce, keysOnce := options(), keys()
+	h.loadPlugin()
+	if options() != optsOnce || keys() != keysOnce {
+		t.Fatalf("a second load changed tmux:\noptions %q\n→ %q\nkeys %q\n→ %q", optsOnce, options(), keysOnce, keys())
+	}
+	for _, line := range strings.Split(optsOnce, "\n") {
+		if !strings.Contains(optsBefore, line) && !strings.HasPrefix(line, "@qtask") {
+			t.Errorf("the plugin set an option it does not own: %s", line)
+		}
+	}
+	if !strings.Contains(keysOnce, "user's own T") {
+		t.Errorf("the plugin replaced the user's prefix T")
+	}
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "B"); !strings.Contains(b, "'promote' --tmux-client") || keysBefore == keysOnce {
+		t.Errorf("no promote binding after loading: %q", b)
+	}
+}
+
+// @qtask-promote-key moves the binding, and a reload frees the old key.
+func TestPluginPromoteKeyOption(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	h.loadPlugin()
+	h.tmux("set-option", "-g", "@qtask-promote-key", "M-p")
+	h.loadPlugin()
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "M-p"); !strings.Contains(b, "'promote' --tmux-client") {
+		t.Fatalf("prefix M-p: %q, want the promote binding", b)
+	}
+	if b, err := h.tmux("list-keys", "-T", "prefix", "B"); err == nil {
+		t.Fatalf("prefix B still bound after the key moved: %q", b)
+	}
+}
+
+// Without qtask on PATH, in the plugin dir or Go to build it, loading the
+// plugin shows one line saying how to install, and binds nothing.
+func TestPluginWithoutQtask(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	c := h.ptyClient("work")
+	// A PATH with the tools the script needs, and no qtask or go.
+	bin := filepath.Join(h.root, "bin")
+	os.Mkdir(bin, 0o700)
+	for _, tool := range []string{"bash", "dirname", "tmux"} {
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(path, filepath.Join(bin, tool))
+	}
+	if _, err := h.tmux("run-shell", "PATH="+bin+" "+pluginScript(t)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the install hint on the client", func() bool {
+		return strings.Contains(c.drawn(), "qtask: not installed; install Go")
+	})
+	if b, err := h.tmux("list-keys", "-T", "prefix", "B"); err == nil {
+		t.Fatalf("prefix B bound without qtask: %q", b)
+	}
+}

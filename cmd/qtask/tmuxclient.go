@@ -1,0 +1,21 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// clientMessageWidth bounds a message on a client's status line.
+const clientMessageWidth = 120
+
+// reportToClient shows msg on a tmux client's status line, the way commands
+// run from key bindings report: whatever run-shell's command prints opens
+// view mode in the user's pane, where the next keystrokes go nowhere, and a
+// non-zero exit prints "returned 1" there. So nothing is printed and the
+// exit is 0, unless even the message could not be shown.
+func reportToClient(ctx context.Context, deps *Deps, client, msg string) error {
+	if err := deps.Server().Message(ctx, client, displayCommand(msg, clientMessageWidth)); err != nil {
+		return fmt.Errorf("show %q on tmux client %s: %w", msg, client, err)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+// Package plugin is qtask's side of its tmux plugin: scripts/qtask.tmux only
+// finds the binary and runs `qtask init tmux`, which reads the user's
+// @qtask-* options and binds qtask's keys here. Everything a tmux user can
+// tune is a user option, read with its default; the plugin sets no option
+// but its own (@qtask-bound-keys, @qtask_status) and never touches
+// status-left or status-right.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// The options the plugin reads, and the one it keeps for itself.
+const (
+	OptPromoteKey = "@qtask-promote-key"
+	// optBoundKeys remembers which prefix keys the last load bound, so a
+	// reload after the user changed a key frees the old one.
+	optBoundKeys = "@qtask-bound-keys"
+)
+
+// DefaultPromoteKey is prefix B: tmux already owns C-b.
+const DefaultPromoteKey = "B"
+
+// Binding is one prefix key the plugin binds.
+type Binding struct {
+	Key     string
+	Option  string // the user option that chooses Key
+	Command string // the run-shell command, as tmux stores it
+	What    string // for doctor and errors: "promote"
+}
+
+// Bindings are the keys for options (user option name → value, "" unset),
+// running the qtask at bin. Each command prints nothing and exits 0 (it
+// reports through display-message), so pressing a key never opens view
+// mode in the pane.
+func Bindings(bin string, options map[string]string) []Binding {
+	key := func(opt, def string) string {
+		if v := strings.TrimSpace(options[opt]); v != "" {
+			return v
+		}
+		return def
+	}
+	// run-shell has no $TMUX_PANE: the pane and the client come as formats.
+	promote := tmux.ShellCommand([]string{bin, "promote"}) + " --tmux-client '#{client_name}' --pane '#{pane_id}'"
+	return []Binding{{Key: key(OptPromoteKey, DefaultPromoteKey), Option: OptPromoteKey, Command: promote, What: "promote"}}
+}
+
+// ReadOptions reads the plugin's user options from the server.
+func ReadOptions(ctx context.Context, server tmux.Server) (map[string]string, error) {
+	options := map[string]string{}
+	for _, name := range []string{OptPromoteKey} {
+		v, err := server.GlobalOption(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		options[name] = v
+	}
+	return options, nil
+}
+
+// Install binds qtask's keys per the user's options. Loading it again
+// binds the same keys to the same commands, so it changes nothing; a key
+// the previous load bound that is no longer wanted is unbound, but only
+// while it still runs qtask (the user may have rebound it since).
+func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, error) {
+	options, err := ReadOptions(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	bindings := Bindings(bin, options)
+	wanted := map[string]bool{}
+	for _, b := range bindings {
+		wanted[b.Key] = true
+	}
+	previous, err := server.GlobalOption(ctx, optBoundKeys)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range strings.Fields(previous) {
+		if wanted[key] {
+			continue
+		}
+		if line, err := server.PrefixBinding(ctx, key); err == nil && strings.Contains(line, bin) {
+			if err := server.UnbindPrefix(ctx, key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	keys := make([]string, 0, len(bindings))
+	for _, b := range bindings {
+		if err := server.BindPrefixShell(ctx, b.Key, b.Command); err != nil {
+			return nil, fmt.Errorf("bind prefix %s (%s, from %s): %w", b.Key, b.What, b.Option, err)
+		}
+		keys = append(keys, b.Key)
+	}
+	if strings.Join(keys, " ") != previous {
+		return bindings, server.SetGlobalOption(ctx, optBoundKeys, strings.Join(keys, " "))
+	}
+	return bindings, nil
+}

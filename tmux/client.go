@@ -1,0 +1,54 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Message shows text on one client's status line. Key bindings report this
+// way: run-shell output would open view mode in the user's pane, where the
+// next keystrokes go nowhere.
+func (s Server) Message(ctx context.Context, client, text string) error {
+	_, err := s.run(ctx, "display-message", "-c", literalArg(client), "--", formatArg(text))
+	return err
+}
+
+// GlobalOption reads a global option ("" when unset). User options (@name)
+// are the plugin's settings.
+func (s Server) GlobalOption(ctx context.Context, name string) (string, error) {
+	return s.run(ctx, "show-options", "-gqv", literalArg(name))
+}
+
+// SetGlobalOption sets a global user option. The value is stored as text;
+// tmux expands formats in it only where the user asks (#{E:@name}).
+func (s Server) SetGlobalOption(ctx context.Context, name, value string) error {
+	_, err := s.run(ctx, "set-option", "-g", literalArg(name), literalArg(value))
+	return err
+}
+
+// PrefixBinding is the list-keys line of prefix+key, "" if it is unbound
+// (tmux 3.3a fails with "unknown key" then).
+func (s Server) PrefixBinding(ctx context.Context, key string) (string, error) {
+	out, err := s.run(ctx, "list-keys", "-T", "prefix", literalArg(key))
+	var terr *Error
+	if errors.As(err, &terr) && strings.Contains(terr.Stderr, "unknown key") {
+		return "", nil
+	}
+	return out, err
+}
+
+// BindPrefixShell binds prefix+key to run command in the background
+// (run-shell -b): the client is never blocked and no view mode opens as
+// long as command prints nothing and exits 0. command is a shell string in
+// which tmux expands #{formats} when the key is pressed.
+func (s Server) BindPrefixShell(ctx context.Context, key, command string) error {
+	_, err := s.run(ctx, "bind-key", "-T", "prefix", literalArg(key), "run-shell", "-b", literalArg(command))
+	return err
+}
+
+// UnbindPrefix removes prefix+key.
+func (s Server) UnbindPrefix(ctx context.Context, key string) error {
+	_, err := s.run(ctx, "unbind-key", "-T", "prefix", literalArg(key))
+	return err
+}
