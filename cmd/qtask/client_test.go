@@ -86,9 +86,11 @@ func (h *harness) ptyClient(session string) *ttyClient {
 		master.Close()
 		<-done
 	})
-	eventually(h.t, "the client to attach", func() bool {
+	// Keys typed before tmux puts the terminal in raw mode can be lost:
+	// wait until it has drawn the session's status line.
+	eventually(h.t, "the client to attach and draw", func() bool {
 		names, _ := h.tmux("list-clients", "-F", "#{client_name}")
-		return strings.Contains(names, c.name)
+		return strings.Contains(names, c.name) && strings.Contains(c.drawn(), "["+session+"]")
 	})
 	return c
 }
