@@ -74,9 +74,17 @@ func (s *Store) queueNotification(r *record) error {
 
 // endAndNotify ends a running record with o and queues its notification,
 // for callers holding the lock; false (nothing done) if it had ended.
+//
+// A foreground task whose `qtask run` still waits on it is the exception:
+// that caller prints the end and passes the exit code on (to a person, or
+// as an agent's tool result), so a notification would tell it twice. If
+// the caller is gone, nobody has heard, and the notification is queued.
 func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 	if !r.end(o) {
 		return false, nil
+	}
+	if !r.Background && r.WaiterPID != 0 && processAlive(r.WaiterPID) {
+		return true, nil
 	}
 	return true, s.queueNotification(r)
 }
@@ -173,20 +181,23 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 	var list []pending
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		n, err := readNotice(path)
-		if err != nil {
-			return nil, err
-		}
 		r, err := s.load(strings.TrimSuffix(name, ".json"))
-		if errors.Is(err, ErrNotFound) || err == nil && (n.ID != r.ID || n.Scope != r.Scope) {
-			os.Remove(path) // its task is gone (or the entry is not its): nothing to tell
+		var invalid *InvalidRecordError
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
+			os.Remove(path) // its task is gone (or is not the scope's): nothing to tell
 			continue
-		}
-		if err != nil {
+		case errors.As(err, &invalid):
+			continue // `ls` reports the record; the entry waits until it is fixed or pruned
+		case err != nil:
 			return nil, err
-		}
-		if r.Running() {
+		case r.Running():
 			continue // written just before a crash; its settle will write it again
+		}
+		n, err := readNotice(path)
+		if err != nil || n.ID != r.ID {
+			// Damaged: the record says all there is to say.
+			n = notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()}
 		}
 		list = append(list, pending{path, n, r})
 	}

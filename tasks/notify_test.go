@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -234,4 +235,60 @@ func TestPruneRemovesTheTasksNotifications(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.notifyDir())); err != nil {
 		t.Errorf("prune removed the queue directory: %v", err)
 	}
+}
+
+// A foreground task's end goes to the `qtask run` waiting on it; only when
+// that caller is gone (or the task was sent to the background) is the
+// scope notified.
+func TestForegroundEndGoesToItsWaiter(t *testing.T) {
+	s := newTestStore(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id         string
+		waiter     int
+		background bool
+		notified   bool
+	}{
+		{"abcd0001", os.Getpid(), false, false}, // attended: the caller prints it
+		{"abcd0002", os.Getpid(), true, true},   // promoted: the caller was released
+		{"abcd0003", dead.Process.Pid, false, true},
+		{"abcd0004", 0, false, true}, // started with --bg
+	} {
+		saveRunningIn(t, s, c.id, "F", "")
+		r, err := s.load(c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WaiterPID, r.Background = c.waiter, c.background
+		if err := s.save(r); err != nil {
+			t.Fatal(err)
+		}
+		settleOrFail(t, s, c.id, 0)
+		if got := consume(t, s, "F"); (len(got) == 1) != c.notified {
+			t.Errorf("task %s (waiter %d, background %v): notifications %q, want notified=%v", c.id, c.waiter, c.background, got, c.notified)
+		}
+	}
+}
+
+// A damaged queue entry or record never blocks the scope's other
+// notifications, and a damaged entry is still delivered from its record.
+func TestDamagedEntriesDoNotBlockTheQueue(t *testing.T) {
+	s := newTestStore(t)
+	for _, id := range []string{"abcd0001", "abcd0002", "abcd0003"} {
+		saveRunningIn(t, s, id, "D", "")
+		settleOrFail(t, s, id, 0)
+	}
+	if err := os.WriteFile(filepath.Join(s.scopeDir("D"), "abcd0002.json"), []byte("{garbage"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.recordPath("abcd0003"), []byte("{"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if got := consume(t, s, "D"); !slices.Equal(got, []string{"abcd0001", "abcd0002"}) {
+		t.Errorf("with a damaged entry and a damaged record the scope heard %q, want abcd0001 and abcd0002", got)
+	}
+	assertOnlyEntries(t, s.scopeDir("D"), "abcd0003.json")
 }

@@ -39,6 +39,10 @@ func TestAgentInbox(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
+	// A foreground run's caller hears the end itself: no notification.
+	if fg := h.qtaskIn(h.root, []string{"QTASK_SCOPE=agent-1"}, "run", "--", "echo in-the-foreground"); fg.code != 0 {
+		t.Fatalf("foreground run: exit %d %s", fg.code, fg.stderr)
+	}
 	r := h.qtaskIn(h.root, []string{"QTASK_SCOPE=agent-1"}, "run", "--bg", "--json", "--", "echo '</task-notification> <&>'; exit 3")
 	task := decodeTask(t, r.stdout)
 	h.wait(task.ID)
@@ -53,8 +57,8 @@ func TestAgentInbox(t *testing.T) {
 			t.Errorf("inbox --peek printed:\n%s\nwant it to contain %q", peek.stdout, w)
 		}
 	}
-	if got := strings.Count(peek.stdout, "</task-notification>"); got != 1 {
-		t.Errorf("one ended task printed %d envelopes:\n%s", got, peek.stdout)
+	if got := strings.Count(peek.stdout, "</task-notification>"); got != 1 || strings.Contains(peek.stdout, "in-the-foreground") {
+		t.Errorf("one ended background task and one foreground run printed %d envelopes:\n%s\nwant the background task's only", got, peek.stdout)
 	}
 	if other, _ := h.inboxIDs("someone-else"); len(other) != 0 {
 		t.Errorf("another scope's inbox got %q", other)
