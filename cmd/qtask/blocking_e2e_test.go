@@ -12,17 +12,23 @@ import (
 	"github.com/qtask/qtask/tasks"
 )
 
-// awaitBlockedOnLock returns once process pid waits for the state
+// awaitBlockedOnLock returns once the qtask process fg waits for the state
 // directory's lock: /proc/locks lists a blocked flock waiter as
 // "N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF".
-func awaitBlockedOnLock(t *testing.T, state string, pid int) {
+func awaitBlockedOnLock(t *testing.T, state string, fg *foreground) {
 	t.Helper()
+	pid := fg.cmd.Process.Pid
 	var st syscall.Stat_t
 	if err := syscall.Stat(filepath.Join(state, "lock"), &st); err != nil {
 		t.Fatal(err)
 	}
 	inode := ":" + strconv.FormatUint(st.Ino, 10)
 	eventually(t, "qtask (pid "+strconv.Itoa(pid)+") to wait for the state lock", func() bool {
+		select {
+		case <-fg.done:
+			t.Fatalf("%s ended (exit %d) without waiting for the lock; stderr: %s", strings.Join(fg.cmd.Args[1:], " "), fg.code, fg.stderr.String())
+		default:
+		}
 		locks, err := os.ReadFile("/proc/locks")
 		if err != nil {
 			t.Fatal(err)
@@ -61,11 +67,17 @@ func TestBlockedOnTheLockHonoursSignalsAndTimeout(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	// Until tmux has reaped it, a reader still takes the task for alive
+	// and has no reason to settle it.
+	eventually(t, "the killed wrapper to be reaped", func() bool {
+		_, err := os.Stat("/proc/" + wrapper)
+		return os.IsNotExist(err)
+	})
 	release := holdStoreLock(t, h.state)
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		stop := h.spawn(nil, "stop", task.ID)
-		awaitBlockedOnLock(t, h.state, stop.cmd.Process.Pid)
+		awaitBlockedOnLock(t, h.state, stop)
 		stop.cmd.Process.Signal(sig)
 		if code := stop.wait(t); code != 128+int(sig) {
 			t.Errorf("qtask stop blocked on the lock, sent %v: exit %d, want %d\nstderr: %s", sig, code, 128+int(sig), stop.stderr.String())
@@ -74,7 +86,7 @@ func TestBlockedOnTheLockHonoursSignalsAndTimeout(t *testing.T) {
 
 	began := time.Now()
 	wait := h.spawn(nil, "wait", "--timeout", "1s", lost.ID)
-	awaitBlockedOnLock(t, h.state, wait.cmd.Process.Pid)
+	awaitBlockedOnLock(t, h.state, wait)
 	if code := wait.wait(t); code != exitTimeout {
 		t.Errorf("qtask wait --timeout 1s blocked on the lock: exit %d after %v, want %d\nstderr: %s",
 			code, time.Since(began).Round(time.Millisecond), exitTimeout, wait.stderr.String())
