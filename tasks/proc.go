@@ -66,12 +66,14 @@ func processStart(pid int) uint64 {
 	return st.startTime
 }
 
-// sameProcess tells whether pid still is the process that started at
-// start: a pid recycled after a crash or reboot does not pass.
+// sameProcess tells whether pid still is the live process that started at
+// start: a pid recycled after a crash or reboot does not pass, nor does a
+// zombie (dead, and never reaped where init does not reap, e.g. a
+// container's pid 1, once its parent is gone).
 func sameProcess(pid int, start uint64) bool {
 	if start != 0 {
 		if st, err := readProcStat(pid); err == nil {
-			return st.startTime == start
+			return st.startTime == start && st.state != 'Z'
 		}
 		if _, err := os.Stat("/proc/self/stat"); err == nil {
 			return false // procfs works and the pid is gone

@@ -119,3 +119,30 @@ func TestConfigFIFOIsRefused(t *testing.T) {
 		t.Errorf("run with QTASK_CONFIG=/dev/null: exit %d, stderr %q; want the defaults", r.code, r.stderr)
 	}
 }
+
+// TestWrapperLeftAZombieIsLost: a wrapper killed with its tmux server's
+// last window is reparented to init unreaped, and where init does not
+// reap (a container's pid 1, here the test binary) it stays a zombie. A
+// zombie is dead: the task must settle as lost, not stay running forever.
+func TestWrapperLeftAZombieIsLost(t *testing.T) {
+	t.Parallel()
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	task := h.start("sleep 300")
+	eventually(t, "the wrapper to record the command's pid", func() bool { return h.status(task.ID).PID != 0 })
+	wrapper, err := h.tmux("display-message", "-p", "-t", task.PaneID, "#{pane_pid}")
+	pid, _ := strconv.Atoi(wrapper)
+	if err != nil || pid <= 1 {
+		t.Fatalf("wrapper of task %s: %q %v", task.ID, wrapper, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := h.qtask("wait", "--timeout", "20s", task.ID)
+	if st := h.status(task.ID); r.code == exitTimeout || st.Status != tasks.StatusFailed || !strings.HasPrefix(st.Error, "lost: ") {
+		stat, _ := os.ReadFile("/proc/" + wrapper + "/stat")
+		t.Errorf("task whose wrapper was killed: wait exit %d, %s; want failed, lost (wrapper: %q)", r.code, st.StatusText(), stat)
+	}
+}
