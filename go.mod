@@ -5,12 +5,17 @@ go 1.26.8
 require (
 	github.com/BurntSushi/toml v1.4.0
 	github.com/GianlucaP106/gotmux v0.5.0
+	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/fsnotify/fsnotify v1.7.0
+	github.com/mattn/go-runewidth v0.0.31
 	github.com/spf13/cobra v1.8.1
 	golang.org/x/sys v0.21.0
 )
 
 require (
+	github.com/clipperhouse/displaywidth v0.11.0 // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/lucasb-eyer/go-colorful v1.4.1 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
 )

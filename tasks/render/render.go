@@ -1,0 +1,466 @@
+// Package render turns the bytes a program wrote to a terminal into the
+// text a person watching the pane saw, as tmux itself renders it
+// (capture-pane -J -S -): a model of the pane's rows applies carriage
+// returns, cursor moves, erases, scroll regions and autowrap, so progress
+// bars, spinners and status lines end as their last frame instead of one
+// line per frame.
+//
+// A Screen splits its text in two. Final lines are rows that scrolled off
+// the top of the pane: nothing can change them any more, so they are
+// written out as they go. The live region is the pane's rows: AppendLive
+// gives its current text, which the caller shows after the final lines and
+// replaces as it changes. Close makes the live region final.
+//
+// Escape sequences are parsed by github.com/charmbracelet/x/ansi's parser;
+// the screen model is ours. Printable text, the bulk of any stream, takes a
+// fast path that never reaches the parser.
+package render
+
+import (
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/ansi/parser"
+)
+
+// Limits on the pane size, which bound a Screen's memory: two screens of
+// maxWidth×maxHeight cells of 8 bytes are 16 MB at most, and panes are far
+// smaller in practice (500×200 is 800 KB).
+const (
+	maxWidth  = 1000
+	maxHeight = 1000
+	// outFlush is the size at which final lines are handed to the writer
+	// in the middle of a Write.
+	outFlush = 64 << 10
+	// tabWidth is the distance between the default tab stops.
+	tabWidth = 8
+)
+
+// Options configures a Screen.
+type Options struct {
+	// Width and Height are the pane's size in cells; out-of-range values
+	// are clamped to 1..1000 (0 means 80×24).
+	Width, Height int
+	// Program names the task's program in the note that stands for a
+	// full-screen program's output; empty means "program".
+	Program string
+}
+
+// Screen is the terminal model. It is not safe for concurrent use.
+type Screen struct {
+	w      io.Writer
+	err    error
+	out    []byte // final text not yet written to w
+	p      *ansi.Parser
+	width  int
+	height int
+	prog   string
+
+	rows   []*row
+	cx, cy int  // cursor; cx == width means a wrap is pending
+	top    int  // scroll region's first row
+	bottom int  // scroll region's last row
+	origin bool // DECOM: rows count from the scroll region's top
+	noWrap bool // DECAWM reset: text stops at the last column
+	saved  cursorState
+	tabs   []bool // tab stops by column
+	last   rune   // last character printed, for REP
+	carry  []byte // start of a rune split across Writes
+	alt    *altScreen
+	bin    binaryState
+	widths widthCache
+}
+
+// cursorState is what DECSC saves and DECRC restores.
+type cursorState struct {
+	cx, cy int
+	origin bool
+}
+
+// altScreen is the main screen put aside while a full-screen program runs
+// on the alternate screen, and how much that program wrote.
+type altScreen struct {
+	rows   []*row
+	cursor cursorState
+	bytes  int64
+}
+
+// New returns a Screen writing final lines to w; it never closes w.
+func New(w io.Writer, opts Options) *Screen {
+	width, height := opts.Width, opts.Height
+	if width == 0 && height == 0 {
+		width, height = 80, 24
+	}
+	width, height = min(max(width, 1), maxWidth), min(max(height, 1), maxHeight)
+	prog := opts.Program
+	if prog == "" {
+		prog = "program"
+	}
+	s := &Screen{w: w, width: width, height: height, prog: prog, out: make([]byte, 0, outFlush+4*maxWidth)}
+	s.rows = make([]*row, height)
+	for i := range s.rows {
+		s.rows[i] = newRow(width)
+	}
+	s.resetModes()
+	s.p = ansi.NewParser()
+	// String payloads (titles, clipboard, images) are skipped before they
+	// reach the parser, so its data buffer is never used.
+	s.p.SetDataSize(1)
+	s.p.SetHandler(ansi.Handler{Execute: s.execute, HandleCsi: s.csi, HandleEsc: s.esc})
+	return s
+}
+
+// resetModes sets the scroll region, modes and tab stops to their defaults.
+func (s *Screen) resetModes() {
+	s.top, s.bottom = 0, s.height-1
+	s.origin, s.noWrap = false, false
+	s.tabs = make([]bool, s.width)
+	for c := tabWidth; c < s.width; c += tabWidth {
+		s.tabs[c] = true
+	}
+	s.saved = cursorState{}
+}
+
+// Write consumes p, which may be any piece of the stream. It always
+// consumes all of p; an error means the writer failed, and every later
+// call returns that error.
+func (s *Screen) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	s.feed(p)
+	s.flushOut()
+	return len(p), s.err
+}
+
+// AppendLive appends the live region's text to dst: the pane's rows from
+// the top down to the last one holding text, each ended by a newline
+// unless it wraps into the next. A full-screen program's screen is not
+// shown; the main screen under it is.
+func (s *Screen) AppendLive(dst []byte) []byte {
+	rows := s.rows
+	if s.alt != nil {
+		rows = s.alt.rows
+	}
+	last := -1
+	for i, r := range rows {
+		if r.used() > 0 || r.wrapped {
+			last = i
+		}
+	}
+	for _, r := range rows[:last+1] {
+		dst = r.appendText(dst)
+		if !r.wrapped {
+			dst = append(dst, '\n')
+		}
+	}
+	return dst
+}
+
+// Close ends the stream: the note for binary data or a full-screen
+// program still running is added, and the live region is written out as
+// final lines. The Screen must not be written to afterwards.
+func (s *Screen) Close() error {
+	if s.err != nil {
+		return s.err
+	}
+	s.endBinary()
+	s.leaveAlt()
+	s.out = s.AppendLive(s.out)
+	if n := len(s.out); n > 0 && s.out[n-1] != '\n' {
+		s.out = append(s.out, '\n')
+	}
+	for _, r := range s.rows {
+		r.clear()
+	}
+	s.flushOut()
+	return s.err
+}
+
+// feed runs p through binary detection and the model.
+func (s *Screen) feed(p []byte) {
+	for len(p) > 0 {
+		if s.bin.active {
+			p = s.binaryBytes(p)
+			continue
+		}
+		if len(s.carry) > 0 {
+			p = s.finishRune(p)
+			continue
+		}
+		p = s.text(p)
+	}
+}
+
+// text consumes p until it is used up or the stream turns binary, and
+// returns the rest.
+func (s *Screen) text(p []byte) []byte {
+	for len(p) > 0 && !s.bin.active {
+		if s.alt != nil {
+			// Count what the full-screen program writes, one step at a
+			// time, since the step that leaves the alternate screen ends it.
+			n := len(p)
+			p = s.step(p)
+			if s.alt != nil {
+				s.alt.bytes += int64(n - len(p))
+			}
+			continue
+		}
+		p = s.step(p)
+	}
+	return p
+}
+
+// step consumes one run of text, one rune or one byte of a sequence from
+// the start of p and returns the rest.
+func (s *Screen) step(p []byte) []byte {
+	if st := s.p.State(); st != parser.GroundState {
+		return s.sequence(p, st)
+	}
+	b := p[0]
+	switch {
+	case b >= 0x20 && b < 0x7f:
+		n := 1
+		for n < len(p) && p[n] >= 0x20 && p[n] < 0x7f {
+			n++
+		}
+		s.ascii(p[:n])
+		return p[n:]
+	case b >= utf8.RuneSelf:
+		return s.utf8(p)
+	case b == 0:
+		s.enterBinary(1)
+	case b == 0x7f:
+	default:
+		s.countText(1)
+		s.p.Advance(b)
+	}
+	return p[1:]
+}
+
+// sequence feeds p to the parser while it is inside an escape sequence.
+// String payloads are skipped in bulk and never parsed: only the bytes
+// that can end them (BEL, ESC, CAN, SUB) go to the parser.
+func (s *Screen) sequence(p []byte, st parser.State) []byte {
+	if st == parser.OscStringState || st == parser.DcsStringState || st >= parser.SosStringState && st <= parser.ApcStringState {
+		n := 0
+		for n < len(p) && p[n] >= 0x20 {
+			n++
+		}
+		if n > 0 {
+			return p[n:]
+		}
+	}
+	if p[0] == 0 {
+		s.p.Reset()
+		s.enterBinary(1)
+		return p[1:]
+	}
+	s.p.Advance(p[0])
+	return p[1:]
+}
+
+// utf8 decodes the non-ASCII text at the start of p; a rune cut off by the
+// end of p is kept for the next Write.
+func (s *Screen) utf8(p []byte) []byte {
+	if !utf8.FullRune(p) {
+		s.carry = append(s.carry[:0], p...)
+		return nil
+	}
+	r, n := utf8.DecodeRune(p)
+	s.decoded(r, n)
+	return p[n:]
+}
+
+// finishRune completes the rune carried over from the last Write.
+func (s *Screen) finishRune(p []byte) []byte {
+	var buf [utf8.UTFMax]byte
+	n := copy(buf[:], s.carry)
+	m := copy(buf[n:], p)
+	b := buf[:n+m]
+	if !utf8.FullRune(b) {
+		s.carry = append(s.carry[:0], b...)
+		return p[m:]
+	}
+	r, size := utf8.DecodeRune(b)
+	s.carry = s.carry[:0]
+	if size < n {
+		// The carried bytes were invalid: decode the rest of them again.
+		rest := append([]byte(nil), b[size:n]...)
+		s.decoded(r, size)
+		s.feed(rest)
+		return p
+	}
+	s.decoded(r, size)
+	return p[size-n:]
+}
+
+// decoded handles one decoded rune of n bytes; RuneError of one byte is an
+// invalid byte.
+func (s *Screen) decoded(r rune, n int) {
+	if r == utf8.RuneError && n == 1 {
+		if s.invalidByte() {
+			s.print(utf8.RuneError)
+		}
+		return
+	}
+	s.countText(n)
+	if r < 0xa0 {
+		// C1 controls are not acted on (tmux does not either in UTF-8)
+		// and never written.
+		return
+	}
+	s.print(r)
+}
+
+// ascii prints a run of printable ASCII.
+func (s *Screen) ascii(b []byte) {
+	s.countText(len(b))
+	if s.alt != nil {
+		return
+	}
+	s.last = rune(b[len(b)-1])
+	for len(b) > 0 {
+		if s.cx >= s.width {
+			s.putChar(rune(b[0]), 1) // wraps, or overwrites the last column
+			b = b[1:]
+			continue
+		}
+		n := min(len(b), s.width-s.cx)
+		s.rows[s.cy].putASCII(s.cx, b[:n])
+		s.cx += n
+		b = b[n:]
+	}
+}
+
+// print prints one non-ASCII rune.
+func (s *Screen) print(r rune) {
+	if s.alt != nil {
+		return
+	}
+	w := s.widths.width(r)
+	if w == 0 {
+		col := s.cx - 1
+		s.rows[s.cy].combine(col, r)
+		return
+	}
+	s.putChar(r, w)
+	s.last = r
+}
+
+// putChar writes a character of width w at the cursor, wrapping first if
+// it does not fit (autowrap) or overwriting the last column if autowrap is
+// off.
+func (s *Screen) putChar(r rune, w int) {
+	if w > s.width {
+		return // a wide character in a one-column pane: nowhere to go
+	}
+	if s.cx+w > s.width {
+		if s.noWrap {
+			s.cx = s.width - w
+		} else {
+			s.rows[s.cy].wrapped = true
+			s.cx = 0
+			s.lineFeed()
+		}
+	}
+	s.rows[s.cy].put(s.cx, r, w)
+	s.cx += w
+}
+
+// lineFeed moves the cursor down a row, scrolling the region at its
+// bottom.
+func (s *Screen) lineFeed() {
+	switch {
+	case s.cy == s.bottom:
+		s.scrollUp(1)
+	case s.cy < s.height-1:
+		s.cy++
+	}
+}
+
+// scrollUp scrolls the scroll region up n rows. As in tmux, the row leaving
+// the region's top goes to the history, here: the final lines.
+func (s *Screen) scrollUp(n int) {
+	n = min(n, s.bottom-s.top+1)
+	for range n {
+		gone := s.rows[s.top]
+		s.final(gone)
+		copy(s.rows[s.top:], s.rows[s.top+1:s.bottom+1])
+		gone.clear()
+		s.rows[s.bottom] = gone
+	}
+}
+
+// scrollDown scrolls the scroll region down n rows; rows pushed off its
+// bottom are lost, as on the screen.
+func (s *Screen) scrollDown(n int) {
+	n = min(n, s.bottom-s.top+1)
+	for range n {
+		gone := s.rows[s.bottom]
+		copy(s.rows[s.top+1:s.bottom+1], s.rows[s.top:s.bottom])
+		gone.clear()
+		s.rows[s.top] = gone
+	}
+}
+
+// final appends a row that left the screen to the output.
+func (s *Screen) final(r *row) {
+	if s.alt != nil {
+		return
+	}
+	s.out = r.appendText(s.out)
+	if !r.wrapped {
+		s.out = append(s.out, '\n')
+	}
+	if len(s.out) >= outFlush {
+		s.flushOut()
+	}
+}
+
+// clearToHistory empties the screen the way tmux does for a full clear
+// (scroll-on-clear): the rows down to the last one holding text scroll
+// into the history.
+func (s *Screen) clearToHistory() {
+	last := -1
+	for i, r := range s.rows {
+		if r.used() > 0 {
+			last = i
+		}
+	}
+	for _, r := range s.rows[:last+1] {
+		s.final(r)
+	}
+	for _, r := range s.rows {
+		r.clear()
+	}
+}
+
+// note puts a line of qtask's own on the screen at the cursor, on a line
+// of its own, as if the program had printed it.
+func (s *Screen) note(text string) {
+	if s.cx > 0 {
+		s.cx = 0
+		s.lineFeed()
+	}
+	for _, r := range text {
+		s.print(r)
+	}
+	s.cx = 0
+	s.lineFeed()
+}
+
+// flushOut writes the final text collected so far.
+func (s *Screen) flushOut() {
+	if len(s.out) == 0 {
+		return
+	}
+	if s.err == nil {
+		if _, err := s.w.Write(s.out); err != nil {
+			s.err = fmt.Errorf("render: write final lines: %w", err)
+		}
+	}
+	s.out = s.out[:0]
+}

@@ -1,0 +1,214 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// render runs in through an 80×24 Screen and returns all of its text.
+func render(t testing.TB, in string, opts Options) string {
+	t.Helper()
+	var out bytes.Buffer
+	s := New(&out, opts)
+	if _, err := s.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func TestScreen(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"plain lines", "a\r\nb\r\n", "a\nb\n"},
+		{"no final newline", "a\r\nb", "a\nb\n"},
+		{"cr redraw", "10%\r20%\r100%\r\n", "100%\n"},
+		{"cr redraw shorter keeps the rest", "abcdef\rxy\r\n", "xycdef\n"},
+		{"backspace overstrike", "b\bbo\bo\r\n", "bo\n"},
+		{"cursor up redraw", "one\r\ntwo\r\n\x1b[2Aun\r\n", "une\ntwo\n"},
+		{"column 1 redraw", "⠙\x1b[1G\x1b[0K⠹\x1b[1G\x1b[0Kdone\r\n", "done\n"},
+		{"erased before exit", "out\r\n:\r\x1b[K", "out\n"},
+		{"save restore status line", "a\r\n\x1b7\x1b[24;1Hstatus\x1b8b\r\n", "a\nb\n" + strings.Repeat("\n", 21) + "status\n"},
+		{"tab kept", "a\tb\r\n", "a\tb\n"},
+		{"tab overwritten", "a\tb\r\x1b[3Cx\r\n", "a  x    b\n"},
+		{"wide and combining", "日本e\u0301\r\n", "日本e\u0301\n"},
+		{"autowrap joins", strings.Repeat("x", 85) + "\r\n", strings.Repeat("x", 85) + "\n"},
+		{"autowrap off", "\x1b[?7l" + strings.Repeat("x", 85) + "y\r\n", strings.Repeat("x", 79) + "y\n"},
+		{"c1 controls dropped", "a\u009b31mb\u0085c\r\n", "a31mbc\n"},
+		{"osc title skipped", "\x1b]0;title\x07a\x1b]2;t\x1b\\b\r\n", "ab\n"},
+		{"insert and delete chars", "abcdef\x1b[3D\x1b[2@XY\r\n", "abcXYdef\n"},
+		{"full-screen note", "x\r\n\x1b[?1049h" + strings.Repeat("~\r\n", 2000) + "\x1b[?1049ly\r\n",
+			"x\n[qtask: full-screen program output not kept (vim, 6 KB)]\ny\n"},
+		{"full-screen at exit", "x\r\n\x1b[?1049hdrawn", "x\n[qtask: full-screen program output not kept (vim, 1 KB)]\n"},
+		{"binary", "a\r\n\x00\x01\x02" + strings.Repeat("z", 1100), "a\n[qtask: binary output suppressed: 3 bytes]\n" + strings.Repeat("z", 1100) + "\n"},
+		{"invalid utf-8 replaced", "a\xffb\r\n", "a\uFFFDb\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := render(t, tc.in, Options{Width: 80, Height: 24, Program: "vim"}); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFinalAndLive: rows become final only when they scroll off the pane;
+// until then they are the live region, which follows every redraw.
+func TestFinalAndLive(t *testing.T) {
+	var out bytes.Buffer
+	s := New(&out, Options{Width: 20, Height: 3})
+	write := func(p string) { s.Write([]byte(p)) }
+	write("one\r\ntwo\r\n 10%")
+	if out.Len() != 0 {
+		t.Fatalf("final lines before anything scrolled: %q", out.String())
+	}
+	if live := string(s.AppendLive(nil)); live != "one\ntwo\n 10%\n" {
+		t.Fatalf("live region %q", live)
+	}
+	write("\r 50%\r\nthree\r\nfour")
+	if got := out.String(); got != "one\ntwo\n" {
+		t.Fatalf("final lines %q", got)
+	}
+	if live := string(s.AppendLive(nil)); live != " 50%\nthree\nfour\n" {
+		t.Fatalf("live region %q", live)
+	}
+	s.Close()
+	if got := out.String(); got != "one\ntwo\n 50%\nthree\nfour\n" {
+		t.Fatalf("after close %q", got)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriterErrorSticks(t *testing.T) {
+	s := New(failWriter{}, Options{Width: 10, Height: 2})
+	_, err := s.Write([]byte(strings.Repeat("line\r\n", 10)))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err2 := s.Write([]byte("x")); err2 == nil {
+		t.Fatal("later write succeeded after a failure")
+	}
+}
+
+// TestMemoryBounded: a long stream through a 500×200 pane keeps the heap
+// small whatever the content.
+func TestMemoryBounded(t *testing.T) {
+	s := New(discard{}, Options{Width: 500, Height: 200})
+	r := rand.New(rand.NewPCG(1, 2))
+	chunk := make([]byte, 64<<10)
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 200 {
+		fillStream(r, chunk)
+		s.Write(chunk)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 4<<20 {
+		t.Fatalf("heap grew by %d bytes over 12 MB of input", grew)
+	}
+	runtime.KeepAlive(s)
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// fillStream fills b with a terminal-ish stream: text, controls, escape
+// sequences with large parameters, combining marks.
+func fillStream(r *rand.Rand, b []byte) {
+	pieces := []string{"text ", "日本", "e\u0301\u0301\u0301", "\r", "\n", "\t", "\b", "\x1b[", "999", ";", "A", "B", "H", "J", "K", "L", "M", "@", "P", "r", "\x1b7", "\x1b8", "\x1bM", "\x1b[?1049h", "\x1b[?1049l", "\x1b]0;", "\x07", "\xff", "🎉"}
+	for i := 0; i < len(b); {
+		i += copy(b[i:], pieces[r.IntN(len(pieces))])
+	}
+}
+
+func FuzzScreen(f *testing.F) {
+	f.Add([]byte("a\r\nb\x1b[Ac\x1b[2J\x1b[?1049hx\x1b[?1049l"), uint16(80), uint16(24), uint64(1))
+	f.Add([]byte("\x1b[?7l日本x"), uint16(1), uint16(1), uint64(4))
+	f.Add([]byte("\x00binary\xff\xfe"), uint16(1), uint16(1), uint64(2))
+	f.Add([]byte("日本\t\x1b[5;10r\x1b[S\x1b[T\x1b[3L\x1b[2M\x1b[10b"), uint16(3), uint16(2), uint64(3))
+	f.Fuzz(func(t *testing.T, in []byte, w, h uint16, seed uint64) {
+		opts := Options{Width: int(w % 600), Height: int(h % 300)}
+		var whole bytes.Buffer
+		s := New(&whole, opts)
+		s.Write(in)
+		live := s.AppendLive(nil)
+		s.Close()
+		checkText(t, whole.Bytes())
+		checkText(t, live)
+		r := rand.New(rand.NewPCG(seed, seed))
+		var split bytes.Buffer
+		s = New(&split, opts)
+		for p := in; len(p) > 0; {
+			n := min(len(p), 1+r.IntN(16))
+			s.Write(p[:n])
+			p = p[n:]
+		}
+		s.Close()
+		if split.String() != whole.String() {
+			t.Fatalf("split input renders differently:\n%q\n%q", split.String(), whole.String())
+		}
+	})
+}
+
+// checkText fails unless b is valid UTF-8 without controls but tab and
+// newline.
+func checkText(t *testing.T, b []byte) {
+	t.Helper()
+	if !utf8.Valid(b) {
+		t.Fatalf("invalid UTF-8: %q", b)
+	}
+	for _, r := range string(b) {
+		if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r < 0xa0) {
+			t.Fatalf("control %U in output %q", r, b)
+		}
+	}
+}
+
+func BenchmarkScreen(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		line func(i int) string
+	}{
+		{"lines", func(i int) string {
+			return fmt.Sprintf("2024-05-01 12:00:00 \x1b[32mINFO\x1b[0m request %d handled in 12ms path=/api/v1/items status=200 user=日本\r\n", i)
+		}},
+		{"cr-redraw", func(i int) string {
+			return fmt.Sprintf("\r%3d%%|%s| %d/1000 [00:01<00:02]", i%100, strings.Repeat("#", i%40), i)
+		}},
+		{"cursor-up-bars", func(i int) string {
+			return fmt.Sprintf("\r\x1b[2Kouter %d%%\n\r\x1b[2Kinner %d%%\x1b[A", i%100, i%37)
+		}},
+	} {
+		var in []byte
+		for i := 0; len(in) < 8<<20; i++ {
+			in = append(in, c.line(i)...)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for range b.N {
+				s := New(discard{}, Options{Width: 80, Height: 24})
+				for p := in; len(p) > 0; {
+					n := min(len(p), 32<<10)
+					s.Write(p[:n])
+					p = p[n:]
+				}
+				s.Close()
+			}
+		})
+	}
+}
