@@ -1,11 +1,12 @@
 // Package hooks speaks the hook protocols of the coding agents qtask
 // supports (Claude Code, qwen-code, gemini-cli): which of their events can
 // carry task notifications, how to read what the agent sends on stdin, and
-// how to answer so that the agent shows the model what ended. It decides
-// and formats; reading the notification queue is the caller's.
+// how to answer so that the agent shows the model what ended, and when a
+// turn may be blocked.
 package hooks
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/tasks"
 )
 
 // Agent is a coding agent whose hooks qtask answers.
@@ -193,3 +198,77 @@ func (c *BlockCounter) Blocked() {
 
 // Clear forgets the count.
 func (c *BlockCounter) Clear() { os.Remove(c.path) }
+
+// Options say whose notifications a hook delivers and how.
+type Options struct {
+	// Event overrides the input's hook_event_name.
+	Event string
+	// Scope is whose notifications: the agent's processes' scope.
+	Scope string
+	// Hold, at the end of a turn, first waits up to this long for the
+	// scope's running tasks (headless runs end with the turn).
+	Hold time.Duration
+	// StateDir keeps the block counts (under agent/).
+	StateDir string
+}
+
+// Handle answers one hook event of agent a: the pending notifications of
+// opts.Scope, consumed, in the agent's answer shape; nil when there is
+// nothing to say. At the end of a turn it blocks only while notifications
+// are pending and the agent would honour one more block; otherwise they
+// stay queued for the next prompt.
+func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Options) ([]byte, error) {
+	event := opts.Event
+	if event == "" {
+		event = in.Event
+	}
+	kind := a.Classify(event)
+	if kind == Ignored {
+		return nil, nil
+	}
+	var counter *BlockCounter
+	if kind == EndOfTurn {
+		key := in.SessionID
+		if key == "" {
+			key = "scope:" + opts.Scope
+		}
+		counter = NewBlockCounter(filepath.Join(opts.StateDir, "agent"), a, key)
+		if !counter.Allow(in.StopHookActive) {
+			counter.Clear()
+			return nil, nil
+		}
+		if opts.Hold > 0 {
+			holdForRunning(ctx, store, opts.Scope, opts.Hold)
+		}
+	}
+	list, err := store.Notifications(opts.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	if err != nil {
+		return nil, err
+	}
+	envelopes := make([]string, len(list))
+	for i, n := range list {
+		envelopes[i] = agent.Envelope(n)
+	}
+	out := a.Answer(event, envelopes)
+	if counter != nil {
+		if out != nil {
+			counter.Blocked()
+		} else {
+			counter.Clear()
+		}
+	}
+	return out, nil
+}
+
+// holdForRunning waits up to hold for the scope's running tasks to end, so
+// that a headless run hears about the tasks it started before it exits.
+// Whatever has not ended by then is left for a later prompt.
+func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold time.Duration) {
+	ids, err := store.RunningIn(scope)
+	if err != nil || len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, hold)
+	defer cancel()
+	store.Wait(ctx, ids)
+}

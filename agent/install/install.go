@@ -96,7 +96,7 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		return nil, err
 	}
 	fl := flavors[a.Name]
-	marked := false
+	marked, changed := false, false
 	if fl.enableKey {
 		hc, err := root.child("hooksConfig", true)
 		if err != nil {
@@ -105,7 +105,7 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		marked = hadMark(hooksObj, a)
 		if on, _ := hc.get("enabled"); on != true {
 			hc.set("enabled", true)
-			marked = true
+			marked, changed = true, true
 		}
 	}
 	for _, ev := range a.Events() {
@@ -121,25 +121,34 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		group := newObject()
 		group.set("hooks", []any{want})
 		hooksObj.set(ev, append(groups, group))
+		changed = true
+	}
+	if !changed {
+		return settings, nil // as it was, formatting and all
 	}
 	return encode(root), nil
 }
 
 // Remove returns settings without the agent's qtask hooks, and without
 // whatever Add created for them alone: a group or an event left empty,
-// an empty "hooks", and hooksConfig.enabled if Add turned it on.
+// an empty "hooks", and hooksConfig.enabled if Add turned it on. (An
+// empty "hooks" or event list that was there before Add is the one thing
+// it cannot tell from one Add created: it goes too.) Settings without
+// qtask's hooks come back unchanged, byte for byte.
 func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 	root, hooksObj, err := parseSettings(settings, false)
 	if err != nil || hooksObj == nil {
 		return settings, err
 	}
 	marked := hadMark(hooksObj, a)
+	removedAny := false
 	for _, ev := range append([]string{}, hooksObj.keys...) {
 		groups, err := groupsOf(hooksObj, ev)
 		if err != nil {
-			return nil, err
+			continue // not a list of groups: nothing of qtask's is in it
 		}
 		kept, removed := withoutOurs(groups, a)
+		removedAny = removedAny || removed
 		switch {
 		case !removed:
 		case len(kept) == 0:
@@ -147,6 +156,9 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 		default:
 			hooksObj.set(ev, kept)
 		}
+	}
+	if !removedAny {
+		return settings, nil // as it was, formatting and all
 	}
 	if len(hooksObj.keys) == 0 {
 		root.del("hooks")
@@ -400,3 +412,38 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	}
 	return err
 }
+
+// Change is what an install or uninstall does to one settings file.
+type Change struct {
+	Path     string
+	Old, New []byte // Old is nil when the file does not exist
+}
+
+// PlanAdd reads the settings file at path and works out the install;
+// PlanRemove the uninstall. Nothing is written.
+func PlanAdd(a hooks.Agent, path, command string, hold time.Duration) (Change, error) {
+	return plan(path, func(old []byte) ([]byte, error) { return Add(a, old, command, hold) })
+}
+
+// PlanRemove: see PlanAdd.
+func PlanRemove(a hooks.Agent, path string) (Change, error) {
+	return plan(path, func(old []byte) ([]byte, error) { return Remove(a, old) })
+}
+
+func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {
+	old, err := Read(path)
+	if err != nil {
+		return Change{}, err
+	}
+	updated, err := edit(old)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %w; fix the file or edit it by hand", path, err)
+	}
+	return Change{Path: path, Old: old, New: updated}, nil
+}
+
+// Diff is the change as a unified diff, "" when there is none.
+func (c Change) Diff() string { return Diff(c.Path, c.Old, c.New) }
+
+// Apply writes the change (see Write) and returns the backup's path.
+func (c Change) Apply() (string, error) { return Write(c.Path, c.Old, c.New) }

@@ -180,3 +180,62 @@ func TestHookCommandQuotes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAddRemove: whatever settings object qtask is given, install keeps it
+// parseable, a second install changes nothing, and uninstall gives back the
+// original (as qtask formats it) when it held no qtask hooks of its own.
+func FuzzAddRemove(f *testing.F) {
+	f.Add(userSettings)
+	f.Add(`{"hooks":{"Stop":[{"matcher":"x","hooks":[{"type":"command","command":"a"},{"type":"command","command":"b"}]}]},"z":[1,2.50,null,true,"<&>"]}`)
+	f.Add(`{"hooksConfig":{"enabled":false,"x":1}}`)
+	f.Add(`{"hooks":{"AfterAgent":[{"hooks":[]},{}]}}`)
+	f.Fuzz(func(t *testing.T, settings string) {
+		root, err := parseObject([]byte(settings))
+		if err != nil {
+			return
+		}
+		for _, a := range hooks.Agents {
+			cmd := "/q/qtask agent hook " + a.Name
+			added, err := Add(a, []byte(settings), cmd, time.Minute)
+			if err != nil {
+				return // a "hooks" that is not an object of lists: refused, fine
+			}
+			if _, err := parseObject(added); err != nil {
+				t.Fatalf("%s: install wrote unparseable settings: %v\n%s", a.Name, err, added)
+			}
+			again, err := Add(a, added, cmd, time.Minute)
+			if err != nil || string(again) != string(added) {
+				t.Fatalf("%s: a second install changed the file (%v):\n%s", a.Name, err, Diff("s", added, again))
+			}
+			if strings.Contains(settings, "agent hook") || strings.Contains(settings, "hooksConfig") && a.Name == "gemini" ||
+				hasEmptyHooks(root, a) {
+				continue // held qtask's own entries, gemini's switch, or an empty "hooks" or event list (see Remove)
+			}
+			if same, err := Remove(a, []byte(settings)); err != nil || string(same) != settings {
+				t.Fatalf("%s: uninstall without an install changed the file (%v):\n%s", a.Name, err, Diff("s", []byte(settings), same))
+			}
+			removed, err := Remove(a, added)
+			if err != nil || string(removed) != string(encode(root)) {
+				t.Fatalf("%s: uninstall (%v) did not give back the original:\n%s", a.Name, err, Diff("s", encode(root), removed))
+			}
+		}
+	})
+}
+
+// hasEmptyHooks reports whether settings hold an empty "hooks" or an empty
+// list for one of the agent's events.
+func hasEmptyHooks(root *object, a hooks.Agent) bool {
+	h, err := root.child("hooks", false)
+	if err != nil || h == nil {
+		return false
+	}
+	if len(h.keys) == 0 {
+		return true
+	}
+	for _, ev := range a.Events() {
+		if groups, err := groupsOf(h, ev); err == nil && groups != nil && len(groups) == 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/hooks"
-	"github.com/qtask/qtask/tasks"
 )
 
 // HookOptions are the parsed arguments of `qtask agent hook`.
@@ -90,60 +87,19 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if event == "" {
 		event = in.Event
 	}
-	kind := opts.Agent.Classify(event)
-	if kind == hooks.Ignored {
-		return nil
+	if opts.Agent.Classify(event) == hooks.Ignored {
+		return nil // not even the state dir is opened
 	}
 	store, err := deps.Store(ctx)
 	if err != nil {
 		return hookWarning(deps, err)
 	}
-	var counter *hooks.BlockCounter
-	if kind == hooks.EndOfTurn {
-		key := in.SessionID
-		if key == "" {
-			key = "scope:" + opts.Scope
-		}
-		counter = hooks.NewBlockCounter(filepath.Join(store.Dir(), "agent"), opts.Agent, key)
-		if !counter.Allow(in.StopHookActive) {
-			counter.Clear() // the agent would override this block: leave them for the next prompt
-			return nil
-		}
-		if opts.Hold > 0 {
-			holdForRunning(ctx, store, opts.Scope, opts.Hold)
-		}
-	}
-	list, err := store.Notifications(opts.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{Event: event, Scope: opts.Scope, Hold: opts.Hold, StateDir: store.Dir()})
 	if err != nil {
 		return hookWarning(deps, err)
 	}
-	envelopes := make([]string, len(list))
-	for i, n := range list {
-		envelopes[i] = agent.Envelope(n)
-	}
-	out := opts.Agent.Answer(event, envelopes)
-	if counter != nil {
-		if out != nil {
-			counter.Blocked()
-		} else {
-			counter.Clear()
-		}
-	}
 	_, err = deps.IO.Out.Write(out)
 	return err
-}
-
-// holdForRunning waits up to hold for the scope's running tasks to end, so
-// that a headless run hears about the tasks it started before it exits.
-// Whatever has not ended by then is left for a later prompt.
-func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold time.Duration) {
-	ids, err := store.RunningIn(scope)
-	if err != nil || len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, hold)
-	defer cancel()
-	store.Wait(ctx, ids)
 }
 
 // hookWarning reports a problem the hook cannot act on without failing

@@ -79,24 +79,23 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if err != nil {
 		return err
 	}
-	old, err := install.Read(path)
+	if deps.Self == "" && !opts.Remove {
+		return fmt.Errorf("cannot tell where the qtask binary is, which the hooks must run: run install with qtask's full path")
+	}
+	var change install.Change
+	if opts.Remove {
+		change, err = install.PlanRemove(opts.Agent, path)
+	} else {
+		change, err = install.PlanAdd(opts.Agent, path, install.HookCommand(deps.Self, opts.Agent), opts.Hold)
+	}
 	if err != nil {
 		return err
-	}
-	var updated []byte
-	if opts.Remove {
-		updated, err = install.Remove(opts.Agent, old)
-	} else {
-		updated, err = install.Add(opts.Agent, old, install.HookCommand(deps.Self, opts.Agent), opts.Hold)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w; fix the file or edit it by hand", path, err)
 	}
 	verb := "installed in"
 	if opts.Remove {
 		verb = "removed from"
 	}
-	diff := install.Diff(path, old, updated)
+	diff := change.Diff()
 	switch {
 	case diff == "" && opts.Remove:
 		fmt.Fprintf(deps.IO.Out, "no qtask hooks for %s in %s: nothing to change\n", opts.Agent.Name, path)
@@ -108,7 +107,7 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 		fmt.Fprint(deps.IO.Out, diff)
 		return nil
 	}
-	backup, err := install.Write(path, old, updated)
+	backup, err := change.Apply()
 	if err != nil {
 		return err
 	}
