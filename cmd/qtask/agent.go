@@ -18,8 +18,13 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Task notifications for coding agents: inbox, hooks, install",
-		Args:  exactArgs(0),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageErrorf("unknown command %q for \"qtask agent\": want inbox, hook, install or uninstall", args[0])
+		},
 	}
 	cmd.AddCommand(
 		NewCmdAgentInbox(deps, nil),
