@@ -15,8 +15,10 @@
 # everything it reaps (pane processes, wrapper, pipe consumer), measured
 # once the run has settled, plus the client commands this script ran.
 #
-# While the qtask side runs, the task's `qtask _capture` process is polled
-# every 50 ms for VmHWM (peak RSS); the largest value seen is reported.
+# While the qtask side runs, the task's wrapper (`qtask _exec ID`, which
+# does the capture itself) is polled every 50 ms for VmHWM (peak RSS); the
+# largest value seen is reported. (Before the capture moved into the
+# wrapper, this polled `qtask _capture ID`.)
 # Target: < 20 MB. The output file is checked too: it must end with the
 # command's last (partial) line, start with the cap header (100 MB is over
 # the default 32 MiB cap), and header count + content must add up to the
@@ -74,14 +76,14 @@ settle_all() {
 	done
 }
 
-# rss_poll ID: print the largest VmHWM (kB) of the task's capture process,
+# rss_poll ID: print the largest VmHWM (kB) of the task's wrapper,
 # polling every 50 ms until it exits. tmux 3.3a sometimes leaves a pipe-pane
 # child that exits before its pane unreaped until its next SIGCHLD, so a
 # zombie counts as gone.
 rss_poll() {
 	local id=$1 pid="" max=0 state=R key val _
 	for _ in $(seq 200); do
-		pid=$(pgrep -n -f -- "_capture .*$id") && break
+		pid=$(pgrep -n -f -- "_exec .*$id") && break
 		sleep 0.05
 	done
 	[ -n "$pid" ] || { echo 0; return; }
@@ -98,7 +100,7 @@ rss_poll() {
 }
 
 # run_qtask N: one timed qtask run. Appends wall seconds, CPU seconds and
-# the capture's peak RSS (kB) to $tmp/q.*, and checks the output file.
+# the wrapper's peak RSS (kB) to $tmp/q.*, and checks the output file.
 run_qtask() {
 	local n=$1 s e s0 c0 c1 out id poller rss file size first dropped hlen last total cpu
 	settle_all
@@ -138,7 +140,7 @@ run_qtask() {
 		echo "$cpu" >>"$tmp/q.cpu"
 		echo "$rss" >>"$tmp/q.rss"
 	fi
-	printf '  qtask #%d  %6.3f s  cpu %5.2f s  capture peak RSS %.1f MB  file %d bytes, ends with the last line\n' \
+	printf '  qtask #%d  %6.3f s  cpu %5.2f s  wrapper peak RSS %.1f MB  file %d bytes, ends with the last line\n' \
 		"$n" "$(elapsed "$s" "$e")" "$cpu" "$(awk -v k="$rss" 'BEGIN { print k * 1024 / 1e6 }')" "$size"
 }
 
@@ -200,7 +202,7 @@ echo "capture: CPU time per run (medians): tmux side ${tc} s, qtask side ${qc} s
 if [ -s "$tmp/t.late" ]; then
 	echo "capture: WARNING: in $(wc -l <"$tmp/t.late") baseline run(s) the pipe attached after output began (a loaded machine)"
 fi
-echo "capture: capture peak RSS ${rss_mb} MB (max of $RUNS runs), target < ${RSS_TARGET_MB} MB: $rss_verdict"
+echo "capture: wrapper (capture included) peak RSS ${rss_mb} MB (max of $RUNS runs), target < ${RSS_TARGET_MB} MB: $rss_verdict"
 bench_result "bench=capture" "baseline=tmux-pipe-pane-cat" "baseline_ms=$(bench_ms "$tm")" \
 	"qtask_ms=$(bench_ms "$qm")" "ratio=$ratio" "target=<=${TARGET}x" "verdict=$(bench_verdict "$ratio" "$TARGET")"
 bench_result "bench=capture-rss" "baseline=-" "baseline_ms=-" "qtask_ms=-" "ratio=${rss_mb}MB" \
