@@ -84,8 +84,8 @@ const exitRecordWait = 5 * time.Second
 
 // promote marks the task background under the lock, unless its command has
 // already exited: the wrapper records the exit before anything else, and a
-// command whose process is gone has exited even if the wrapper has not
-// written that yet (it is about to). Either way the end wins, and the
+// command whose process is gone or a zombie has exited even if the wrapper
+// has not written that yet (it is about to). Either way the end wins, and the
 // waiting `qtask run` reports the exit code instead of "promoted".
 func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult, error) {
 	res := &PromoteResult{}
@@ -95,9 +95,8 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 		case !r.Running() || r.ExitedAt != nil:
 			res.AlreadyFinished = true
 			return errSkip
-		case !r.Adopted && r.PID > 0 && !processAlive(r.PID):
-			// Reaped by the wrapper, exit not yet on record. (An adopted
-			// task's pid is a job of a shell that may run more.)
+		case r.commandEnded(procfs{}):
+			// Exited (a zombie, or reaped), the exit not yet on record.
 			exiting = true
 			return errSkip
 		case r.Background:
