@@ -20,8 +20,10 @@ type HookOptions struct {
 }
 
 // maxHookInput bounds what a hook reads from the agent: the JSON of one
-// event, which is small; a transcript is passed by path, not inline.
-const maxHookInput = 4 << 20
+// event, which holds at most the user's prompt (a transcript is passed by
+// path, not inline). Past it the input cannot be parsed, the hook delivers
+// nothing, and the notifications wait for the next event.
+const maxHookInput = 32 << 20
 
 // NewCmdAgentHook builds `qtask agent hook`, the command an agent's hook
 // settings run. A hook must never wedge its agent: for Claude an exit code
