@@ -254,6 +254,44 @@ func TestCleanerFlushPartial(t *testing.T) {
 	}
 }
 
+func TestCleanerNote(t *testing.T) {
+	const gap = "[qtask: output lost]"
+	tests := []struct {
+		name          string
+		before, after string // written around the Note, then Close
+		want          string
+	}{
+		{"between lines", "a\n", "b\n", "a\n" + gap + "\nb\n"},
+		{"ends a partial line", "half", "next\n", "half\n" + gap + "\nnext\n"},
+		{"ends a flushed partial line", "prompt", "", "prompt\n" + gap + "\n"},
+		{"a split rune is invalid, as at Close", "a\xe2\x82", "b\n", "a\ufffd\ufffd\n" + gap + "\nb\n"},
+		{"forgets an open escape", "x\x1b[3", "1mred\n", "x\n" + gap + "\n1mred\n"},
+		{"forgets a pending CR", "50%\r", "60%\n", "50%\n" + gap + "\n60%\n"},
+		{"notes binary first", "\x00\x00\x00", "text\n", note(3) + gap + "\ntext\n"},
+		{"at the start", "", "a\n", gap + "\na\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out recorder
+			c := NewCleaner(&out, CleanerOptions{})
+			c.Write([]byte(tc.before))
+			if tc.name == "ends a flushed partial line" {
+				c.FlushPartial()
+			}
+			if err := c.Note(gap); err != nil {
+				t.Fatal(err)
+			}
+			c.Write([]byte(tc.after))
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestCleanerLongLine(t *testing.T) {
 	line := bytes.Repeat([]byte("0123456789abcdé"), 1<<20/16)
 	var out recorder

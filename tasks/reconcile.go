@@ -68,6 +68,7 @@ func (s *Store) orphanedForeground(r *record) *record {
 		return nil
 	})
 	if err != nil {
+		s.warnf("task %s lost its waiting caller but cannot be marked background: %v", r.ID, err)
 		return r
 	}
 	return updated

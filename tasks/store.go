@@ -43,10 +43,21 @@ func (s *Store) WithContext(ctx context.Context) *Store {
 
 // WithWarnings returns the store with warn told of what a read could not
 // do on its way, such as settle a lost task on a full disk: the command
-// goes on, but nothing is hidden.
+// goes on, but nothing is hidden. Each distinct warning is told once, so a
+// `wait` that re-reads every second does not repeat itself.
 func (s *Store) WithWarnings(warn func(string)) *Store {
 	c := *s
-	c.warn = warn
+	var mu sync.Mutex
+	told := map[string]bool{}
+	c.warn = func(msg string) {
+		mu.Lock()
+		first := !told[msg]
+		told[msg] = true
+		mu.Unlock()
+		if first {
+			warn(msg)
+		}
+	}
 	return &c
 }
 
