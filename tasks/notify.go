@@ -141,7 +141,7 @@ type Notification struct {
 	Task Task
 	// Tail is the last bytes of the output file (at most the TailBytes
 	// asked for; it may begin inside a character), and TailCut says the
-	// file held more before them.
+	// file held more before them (or could not be read).
 	Tail    []byte
 	TailCut bool
 }
@@ -210,8 +210,11 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 	out := make([]*Notification, 0, len(list))
 	for _, p := range list {
 		tail, cut, err := lastBytes(p.r.OutputPath, opts.TailBytes)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		if err != nil {
+			// The end still gets told; the output is for the reader to
+			// look at (a missing file has nothing to cut, anything else
+			// unreadable counts as cut).
+			tail, cut = nil, !errors.Is(err, fs.ErrNotExist)
 		}
 		out = append(out, &Notification{Task: p.r.Task, Tail: tail, TailCut: cut})
 	}

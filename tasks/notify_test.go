@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -291,4 +292,20 @@ func TestDamagedEntriesDoNotBlockTheQueue(t *testing.T) {
 		t.Errorf("with a damaged entry and a damaged record the scope heard %q, want abcd0001 and abcd0002", got)
 	}
 	assertOnlyEntries(t, s.scopeDir("D"), "abcd0003.json")
+}
+
+// An output file that cannot be read (here a FIFO planted in its place)
+// leaves the notification without a tail, marked cut; it never blocks it.
+func TestUnreadableOutputStillNotifies(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "U", "")
+	settleOrFail(t, s, "abcd0001", 0)
+	os.Remove(s.outputPath("abcd0001"))
+	if err := syscall.Mkfifo(s.outputPath("abcd0001"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.Notifications("U", NotifyOptions{TailBytes: 100})
+	if err != nil || len(list) != 1 || len(list[0].Tail) != 0 || !list[0].TailCut {
+		t.Fatalf("notification with a FIFO for output: %d (%v); want one, no tail, marked cut", len(list), err)
+	}
 }
