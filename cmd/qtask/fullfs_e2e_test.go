@@ -120,7 +120,8 @@ func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
 
 // A task that ends while the state file system is full waits to settle
 // (ls says why) and, once space returns, settles with its real exit code,
-// never as lost.
+// never as lost, and with its last words in the file: a capture that
+// cannot write yet is slow, not done.
 func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
 	if !isolated(t) {
 		return
@@ -128,7 +129,7 @@ func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
 	h := newHarness(t)
 	h.mountStateTmpfs("4m")
 	gate := filepath.Join(h.root, "gate")
-	task := h.start("echo started; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; exit 3")
+	task := h.start("echo started; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; echo last words; exit 3")
 	eventually(t, "the first line in the output", func() bool { return strings.Contains(h.output(task.ID), "started") })
 	free := h.fillState()
 	os.WriteFile(gate, nil, 0o600)
@@ -145,6 +146,12 @@ func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
 	end := h.wait(task.ID)
 	if end.Status != tasks.StatusFailed || end.ExitCode == nil || *end.ExitCode != 3 || end.Error != "exited with code 3" {
 		t.Errorf("after space returned the task ended %q (exit %v), want failed: exited with code 3", end.StatusText(), deref(end.ExitCode))
+	}
+	if out := h.output(task.ID); out != "started\nlast words\n" {
+		t.Errorf("output when wait returned: %q, want both lines", out)
+	}
+	if complete, loss := h.outputState(task.ID); !complete || loss != "" {
+		t.Errorf("output_complete %v, output_loss %q; want true and none: nothing was lost", complete, loss)
 	}
 }
 
