@@ -128,8 +128,10 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 		return res, nil
 	}
 	if err := s.moveToBackground(ctx, r, session); err != nil {
-		if errors.Is(err, tmux.ErrNotFound) && s.exitedSince(id) {
-			return res, nil // promoted, then it ended and its pane closed
+		if (errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer)) && s.exitedSince(id) {
+			// Promoted, then it ended: its pane closed, and with the
+			// last window the whole server may have gone.
+			return res, nil
 		}
 		return res, fmt.Errorf("task %s is in the background, but its window could not be moved: %w", r.ID, err)
 	}

@@ -126,3 +126,47 @@ func holdStoreLock(t *testing.T, state string) (release func()) {
 	t.Helper()
 	return testenv.HoldFlock(t, filepath.Join(state, "lock"))
 }
+
+// TestPromoteThenEndSaysNoTmuxError: a promote that marked the task
+// background first, and found its window gone when it came to move it
+// because the command ended meanwhile (and with the last window the tmux
+// server), has still done what it said: no tmux error, exit 0. The tmux
+// server is held stopped until the exit is on record, then killed.
+func TestPromoteThenEndSaysNoTmuxError(t *testing.T) {
+	t.Parallel()
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	gate := filepath.Join(h.root, "gate")
+	fg, task := h.startGated(gate)
+	serverPID, err := h.tmux("display-message", "-p", "#{pid}")
+	server, _ := strconv.Atoi(serverPID)
+	if err != nil || server <= 1 {
+		t.Fatalf("tmux server pid: %q %v", serverPID, err)
+	}
+	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(server, syscall.SIGKILL)
+	promote := h.spawn(nil, "promote", task.ID)
+	record := filepath.Join(h.state, "tasks", task.ID+".json")
+	eventually(t, "the promote to mark the task background", func() bool {
+		data, _ := os.ReadFile(record)
+		return strings.Contains(string(data), `"promoted_at"`)
+	})
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the wrapper to record the command's exit", func() bool {
+		data, _ := os.ReadFile(record)
+		return strings.Contains(string(data), `"exited_at"`)
+	})
+	syscall.Kill(server, syscall.SIGKILL)
+	if code := promote.wait(t); code != 0 || strings.Contains(promote.stderr.String(), "tmux") {
+		t.Errorf("promote whose task ended before its window moved: exit %d\nstdout: %s\nstderr: %s", code, promote.stdout.String(), promote.stderr.String())
+	}
+	if code := fg.wait(t); code != exitPromoted {
+		t.Errorf("qtask run exited %d, want %d: the promote came first", code, exitPromoted)
+	}
+}
