@@ -16,6 +16,9 @@ import (
 // become visible escapes, newlines become "⏎", and text longer than width
 // runes is cut there and marked with a trailing "…".
 func displayCommand(s string, width int) string {
+	if len(s) <= width && plainASCII(s) {
+		return s // the common case, and `ls` renders thousands of cells
+	}
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
@@ -36,6 +39,17 @@ func displayCommand(s string, width int) string {
 		n++
 	}
 	return b.String()
+}
+
+// plainASCII reports whether s is printable ASCII only, which
+// displayCommand shows as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // terminalControl reports whether a terminal may act on r rather than
