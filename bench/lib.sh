@@ -60,6 +60,12 @@ bench_setup() {
 bench_cleanup() {
 	if [ -n "${sock:-}" ]; then
 		tmux -S "$sock" kill-server 2>/dev/null || true
+		# Tasks still running (ls.sh's) settle as their panes close: let
+		# their wrappers finish writing before the state dir goes.
+		for _ in $(seq 200); do
+			pgrep -f -- "--state-dir $QTASK_STATE_DIR" >/dev/null || break
+			sleep 0.025
+		done
 	fi
 	if [ -n "${tmp:-}" ] && [ -z "${BENCH_KEEP:-}" ]; then
 		rm -rf "$tmp"
