@@ -82,11 +82,6 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	// The task's orphans become our children rather than pid 1's, so the
-	// wrapper can reap them (killGroup) whatever pid 1 does: in a container
-	// whose init reaps nothing, a dead orphan would otherwise keep the
-	// group alive in kill(2)'s eyes until the grace runs out.
-	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
 		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
@@ -109,7 +104,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		killGroup(r, 0, false)
+		killGroup(r, 0)
 		cmd.Wait()
 		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
@@ -129,7 +124,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	stopped := err == nil && cur.StopRequestedAt != nil
 	// The command is gone; whatever it left behind in its group goes too, so
 	// "completed" never means "still running underneath".
-	killGroup(r, sp.StopGrace, true)
+	killGroup(r, sp.StopGrace)
 
 	if stopped {
 		o = cur.stopOutcome(o)
@@ -210,32 +205,22 @@ func forwardSignals(sigs <-chan os.Signal, r *record, grace time.Duration, paneC
 		}
 		signalOwned(r, r.PID, sysSig)
 		if sysSig == syscall.SIGHUP {
-			go killGroup(r, grace, false)
+			go killGroup(r, grace)
 		}
 	}
 }
 
 // killGroup ends every process left in the command's process group:
 // SIGTERM, then SIGKILL once grace has passed, each only to a group proved
-// the task's. A group that is already empty costs one kill(2) probe. With
-// reap (only once the command itself has been waited for), the group's dead
-// members are reaped as it empties: the wrapper is their subreaper, and a
-// zombie still counts for kill(2), which would hold the task for the whole
-// grace.
-func killGroup(r *record, grace time.Duration, reap bool) {
-	gone := func() bool {
-		if reap {
-			reapGroup(r.PID)
-		}
-		return syscall.Kill(-r.PID, 0) != nil
-	}
-	if r.PID <= 1 || gone() {
+// the task's. A group that is already empty costs one kill(2) probe.
+func killGroup(r *record, grace time.Duration) {
+	if r.PID <= 1 || groupEmpty(r.PID) {
 		return
 	}
 	signalOwned(r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if gone() {
+		if groupEmpty(r.PID) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -243,18 +228,17 @@ func killGroup(r *record, grace time.Duration, reap bool) {
 	signalOwned(r, r.PID, syscall.SIGKILL)
 }
 
-// reapGroup collects every dead member of group pgid that is the wrapper's
-// child: all of the task's orphans are, the wrapper being their subreaper.
-func reapGroup(pgid int) {
-	for {
-		pid, err := syscall.Wait4(-pgid, nil, syscall.WNOHANG, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			return
-		}
+// groupEmpty reports whether no live process is left in group pgid.
+// kill(2) counts zombies too, and an orphan's zombie lasts as long as pid 1
+// leaves it unreaped (for ever under an init that reaps nothing, as in
+// some containers): only a member that still runs may hold the task's end
+// until the grace runs out.
+func groupEmpty(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return true
 	}
+	live, err := groupMembers(procfs{}, func(st procStat) bool { return st.pgrp == pgid && st.state != 'Z' })
+	return err == nil && len(live) == 0
 }
 
 // recordWait bounds how long the wrapper waits for `qtask run` to write the
