@@ -60,7 +60,18 @@ type Config struct {
 	// TOML key "keep_finished", an integer. Default 200; 0 keeps every
 	// task. Never negative. Running tasks are never pruned.
 	KeepFinished int
+	// StatusFormat is the tmux status segment qtask keeps in the user
+	// option @qtask_status and prints with `qtask status-line`. TOML key
+	// "status_format". {running} is the number of running tasks, {failed}
+	// the failed background tasks nobody has looked at; each
+	// space-separated part is shown only when a count it names is not
+	// zero, so it is empty when idle. Default "⏵{running} ✗{failed}".
+	// Only those two placeholders, no control characters.
+	StatusFormat string
 }
+
+// StatusPlaceholders are the counts a status_format can name.
+var StatusPlaceholders = []string{"{running}", "{failed}"}
 
 // The values Config.OnTimeout can take.
 const (
@@ -93,6 +104,7 @@ func Default() Config {
 		OnTimeout:         OnTimeoutBackground,
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
+		StatusFormat:      "⏵{running} ✗{failed}",
 	}
 }
 
@@ -318,6 +330,38 @@ var settings = []setting{
 		},
 		encode: func(c Config) any { return c.KeepFinished },
 	},
+	{
+		name: "status_format",
+		decode: func(c *Config, v any) string {
+			s, ok := v.(string)
+			if !ok {
+				return wantGot(`a status format such as "⏵{running} ✗{failed}"`, v)
+			}
+			if problem := CheckStatusFormat(s); problem != "" {
+				return problem
+			}
+			c.StatusFormat = s
+			return ""
+		},
+		encode: func(c Config) any { return c.StatusFormat },
+	},
+}
+
+// CheckStatusFormat says what is wrong with a status format, or "".
+func CheckStatusFormat(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return "must not contain control characters (tabs, newlines, escapes)"
+	}
+	rest := s
+	for _, p := range StatusPlaceholders {
+		rest = strings.ReplaceAll(rest, p, "")
+	}
+	if i := strings.Index(rest, "{"); i >= 0 {
+		if j := strings.Index(rest[i:], "}"); j >= 0 {
+			return fmt.Sprintf("unknown placeholder %s; want {running} or {failed}", rest[i:i+j+1])
+		}
+	}
+	return ""
 }
 
 // parse decodes the text of the config file at path over Default and

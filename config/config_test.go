@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished, status_format"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -59,6 +59,7 @@ func TestDefault(t *testing.T) {
 		OnTimeout:         "background",
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
+		StatusFormat:      "⏵{running} ✗{failed}",
 	}
 	if got != want {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -148,6 +149,7 @@ func TestLoadValid(t *testing.T) {
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
 		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
+		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
 		{"literal string", `shell = 'C:\bin\sh'`, func(c *Config) { c.Shell = `C:\bin\sh` }},
 		{"quoted key", `"shell" = "dash"`, func(c *Config) { c.Shell = "dash" }},
 		{"byte order mark", "\ufeffsession = \"bom\"", func(c *Config) { c.Session = "bom" }},
@@ -164,6 +166,7 @@ func TestLoadValid(t *testing.T) {
 			`on_timeout = "kill"`,
 			`keep_promoted_pane = true`,
 			`keep_finished = 7`,
+			`status_format = "{running} running"`,
 		}, "\n"), func(c *Config) {
 			*c = Config{
 				Shell:             "sh",
@@ -174,6 +177,7 @@ func TestLoadValid(t *testing.T) {
 				OnTimeout:         OnTimeoutKill,
 				KeepPromotedPane:  true,
 				KeepFinished:      7,
+				StatusFormat:      "{running} running",
 			}
 		}},
 	}
@@ -301,6 +305,10 @@ func TestLoadErrors(t *testing.T) {
 		{"keep_promoted_pane integer", `keep_promoted_pane = 1`, 1, 22, "keep_promoted_pane",
 			`key "keep_promoted_pane": want true or false, got integer 1`},
 
+		{"status_format unknown placeholder", `status_format = "{done} done"`, 1, 17, "status_format",
+			`key "status_format": unknown placeholder {done}; want {running} or {failed}`},
+		{"status_format control", `status_format = "a\tb"`, 1, 17, "status_format",
+			`key "status_format": must not contain control characters (tabs, newlines, escapes)`},
 		// keep_finished
 		{"keep_finished negative", `keep_finished = -1`, 1, 17, "keep_finished",
 			`key "keep_finished": -1 is out of range; want 0 (keep every task) to 2147483647`},
@@ -442,6 +450,7 @@ foreground_timeout = "2m"
 on_timeout = "background"
 keep_promoted_pane = false
 keep_finished = 200
+status_format = "⏵{running} ✗{failed}"
 `
 	if buf.String() != want {
 		t.Errorf("Encode wrote\n%s\nwant\n%s", buf.String(), want)

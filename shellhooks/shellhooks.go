@@ -213,6 +213,7 @@ type PromoteOptions struct {
 	Session        string
 	Self           string
 	OutputMaxBytes int64
+	StatusFormat   string
 }
 
 // PromotePane promotes what runs in a pane: a qtask task, else a command a
@@ -253,9 +254,9 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 	t, err := store.Adopt(ctx, tasks.AdoptOptions{
 		Server: opts.Server, Pane: opts.Pane, ShellPID: fg.ShellPID, Command: fg.Command,
 		StartedAt: fg.StartedAt, Scope: opts.Scope, Session: opts.Session, Self: opts.Self,
-		OutputMaxBytes: opts.OutputMaxBytes,
-		Claim:          func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
-		Running:        running,
+		OutputMaxBytes: opts.OutputMaxBytes, StatusFormat: opts.StatusFormat,
+		Claim:   func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
+		Running: running,
 	})
 	if t == nil {
 		os.Remove(promotedFile(dir, opts.Pane))

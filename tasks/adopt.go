@@ -23,6 +23,7 @@ type AdoptOptions struct {
 	Session        string // background session the pane moves to
 	Self           string // qtask binary, for the capture's argv
 	OutputMaxBytes int64
+	StatusFormat   string // the tmux status segment's format
 	// Claim runs once the task id exists and before output capture starts:
 	// the shell hooks use it to mark the pane, so the prompt hook that
 	// follows the command's end reports to this task.
@@ -71,15 +72,19 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
 		TmuxServer: opts.Server.String(), EndMarker: "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
+		StatusFormat: opts.StatusFormat,
 	}
-	if err := s.save(r); err != nil {
-		return nil, err
-	}
+	s.countStart(id)
 	abandon := func(err error) (*Task, error) {
 		os.Remove(s.recordPath(id))
 		os.Remove(s.outputPath(id))
+		s.setCount(countRunning, id, false)
 		return nil, err
 	}
+	if err := s.save(r); err != nil {
+		return abandon(err)
+	}
+	s.announceStart(r)
 	if opts.Claim != nil {
 		if err := opts.Claim(id); err != nil {
 			return abandon(err)

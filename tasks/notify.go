@@ -83,6 +83,7 @@ func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 	if !r.end(o) {
 		return false, nil
 	}
+	s.countEnd(r)
 	if !r.Background && r.WaiterPID != 0 && processAlive(r.WaiterPID) {
 		return true, nil
 	}

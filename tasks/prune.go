@@ -43,7 +43,10 @@ func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
 	if opts.DryRun || len(chosen) == 0 {
 		return chosen, warnings, nil
 	}
-	removed, err := s.remove(chosen)
+	removed, last, err := s.remove(chosen)
+	if last != nil {
+		s.pushStatus(last) // once, after the lock, for all of them
+	}
 	if err == nil {
 		err = s.markPruned()
 	}
@@ -93,18 +96,18 @@ func endOf(t *Task) time.Time {
 // remove deletes the files of the chosen tasks under the state lock,
 // re-reading each record first: a task is removed only if it is still
 // finished. The record goes last, so a removal that fails half-way leaves
-// a task that the next prune finds and finishes, never a stray file.
-func (s *Store) remove(chosen []*Task) ([]*Task, error) {
+// a task that the next prune finds and finishes, never a stray file. last
+// is the record of the last task removed.
+func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error) {
 	unlock, err := s.lock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
 	owned, err := s.filesByTask()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var removed []*Task
 	var errs []error
 	for _, t := range chosen {
 		r, err := s.load(t.ID)
@@ -118,9 +121,10 @@ func (s *Store) remove(chosen []*Task) ([]*Task, error) {
 			errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
 			continue
 		}
-		removed = append(removed, &r.Task)
+		s.forgetCounts(t.ID)
+		removed, last = append(removed, &r.Task), r
 	}
-	return removed, errors.Join(errs...)
+	return removed, last, errors.Join(errs...)
 }
 
 // filesByTask maps each task id to the files that belong to it besides its

@@ -36,6 +36,10 @@ func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error
 		}
 		return err
 	})
+	if changed && err == nil {
+		s.pushStatus(r)
+		tellClients(r)
+	}
 	return r, changed, err
 }
 

@@ -34,6 +34,7 @@ type StartOptions struct {
 	Self           string        // path of the qtask binary, for the pane's argv
 	OutputMaxBytes int64         // cap of the output file
 	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
+	StatusFormat   string        // the tmux status segment's format (config status_format)
 }
 
 // spec is what the wrapper needs and nobody else may see: the caller's
@@ -97,6 +98,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		CallerPane:     string(opts.CallerPane),
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
+		StatusFormat:   opts.StatusFormat,
 	}
 	var callerSession tmux.SessionID
 	if !opts.Background && opts.CallerPane != "" {
@@ -104,6 +106,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		// means the window goes to the background session instead.
 		callerSession, _ = opts.Server.SessionOf(ctx, opts.CallerPane)
 	}
+	s.countStart(id)
 	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
@@ -112,6 +115,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		Argv:      []string{opts.Self, "_exec", "--state-dir", s.dir, id},
 	})
 	if err != nil {
+		s.setCount(countRunning, id, false)
 		return nil, fmt.Errorf("start task window: %w", err)
 	}
 	// One write, with the pane id: the wrapper waits for the record to
@@ -125,6 +129,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err := s.save(r); err != nil {
 		// Its wrapper waits for the record, which will never come.
 		opts.Server.KillPane(context.WithoutCancel(ctx), pane)
+		s.setCount(countRunning, id, false)
 		return nil, err
 	}
 	return &r.Task, nil

@@ -85,6 +85,9 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		return nil, err
 	}
 	if v == stopEnded {
+		if !r.Running() {
+			s.pushStatus(r) // beginStop may have found it lost
+		}
 		return nil, s.alreadyEnded(ctx, r)
 	}
 	if v == stopSignalled {

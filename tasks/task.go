@@ -143,7 +143,11 @@ type record struct {
 	// printed.
 	EndMarker      string `json:"end_marker,omitempty"`
 	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
-	OutputAcked    bool   `json:"output_acked,omitempty"`
+	// StatusFormat is the caller's status_format, for the status segment
+	// the wrapper updates when the task ends (its environment, and so its
+	// config, may not be the caller's).
+	StatusFormat string `json:"status_format,omitempty"`
+	OutputAcked  bool   `json:"output_acked,omitempty"`
 	// StopRequestedAt is set by `qtask stop`, so that the wrapper settles the
 	// task as cancelled rather than failed when the signal lands. StopReason,
 	// when set (a foreground timeout with on_timeout=kill), makes it failed

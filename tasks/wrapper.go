@@ -109,6 +109,9 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
+	// The status segment counts it from here: the wrapper pays for the
+	// tmux call, not the `qtask run` that waits for the start.
+	s.announceStart(r)
 
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)

@@ -14,6 +14,25 @@ func (s Server) Message(ctx context.Context, client, text string) error {
 	return err
 }
 
+// SessionClients names the clients attached to session, for messages meant
+// for the people looking at it and nobody else.
+func (s Server) SessionClients(ctx context.Context, session SessionID) ([]string, error) {
+	return s.clientField(ctx, session, "#{client_name}")
+}
+
+// ClientTTYs names the terminals of the clients attached to session.
+func (s Server) ClientTTYs(ctx context.Context, session SessionID) ([]string, error) {
+	return s.clientField(ctx, session, "#{client_tty}")
+}
+
+func (s Server) clientField(ctx context.Context, session SessionID, format string) ([]string, error) {
+	out, err := s.run(ctx, "list-clients", "-t", string(session), "-F", format)
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
 // GlobalOption reads a global option ("" when unset). User options (@name)
 // are the plugin's settings.
 func (s Server) GlobalOption(ctx context.Context, name string) (string, error) {

@@ -41,7 +41,7 @@ tmux, attach this terminal to the task's server showing it.`,
 }
 
 func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
-	store, t, err := deps.Task(ctx, opts.ID)
+	store, t, err := deps.ViewTask(ctx, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -113,6 +114,23 @@ func (c *ttyClient) drawn() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.out.String()
+}
+
+// waitDrawn waits until tmux has drawn text on the client's terminal. On
+// failure it shows the end of what was drawn.
+func (c *ttyClient) waitDrawn(text string) {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(c.drawn(), text) {
+		if time.Now().After(deadline) {
+			tail := c.drawn()
+			if len(tail) > 3000 {
+				tail = tail[len(tail)-3000:]
+			}
+			c.t.Fatalf("timed out waiting for tmux to draw %q on client %s; it drew, last:\n%q", text, c.name, tail)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // prefix is tmux's default prefix key, C-b.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -34,8 +35,7 @@ promotes the task of the pane you are in. Running it again changes nothing.`,
 		ValidArgs: append(append([]string{}, shellhooks.Shells...), "tmux"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "tmux" {
-				_, err := plugin.Install(cmd.Context(), deps.Server(), deps.Self)
-				return err
+				return runInitTmux(cmd.Context(), deps)
 			}
 			snippet, err := shellhooks.Snippet(args[0], deps.Self, deps.Env.StateDir)
 			if err != nil {
@@ -51,4 +51,18 @@ promotes the task of the pane you are in. Running it again changes nothing.`,
 			return err
 		},
 	}
+}
+
+// runInitTmux binds the plugin's keys and sets the status segment to the
+// counts as they are, so #{@qtask_status} is right from the first load.
+func runInitTmux(ctx context.Context, deps *Deps) error {
+	server := deps.Server()
+	if _, err := plugin.Install(ctx, server, deps.Self); err != nil {
+		return err
+	}
+	cfg, store, err := deps.ConfigAndStore(ctx)
+	if err != nil {
+		return err
+	}
+	return store.RefreshStatus(server, cfg.StatusFormat)
 }

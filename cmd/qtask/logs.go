@@ -54,7 +54,7 @@ arrives and exits when the task ends.`,
 }
 
 func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
-	store, t, err := deps.Task(ctx, opts.ID)
+	store, t, err := deps.ViewTask(ctx, opts.ID)
 	if err != nil {
 		return err
 	}

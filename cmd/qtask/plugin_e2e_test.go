@@ -90,9 +90,7 @@ func TestPluginPromoteKeyFromCallerPane(t *testing.T) {
 	if !task.Running() || !task.Background {
 		t.Fatalf("task after the key: %s background=%v, want running in the background", task.Status, task.Background)
 	}
-	eventually(t, "the message "+task.ID+" → background on the client", func() bool {
-		return strings.Contains(c.drawn(), "qtask: "+task.ID+" → background")
-	})
+	c.waitDrawn("qtask: " + task.ID + " → background")
 	h.mustQtask("stop", task.ID)
 }
 
@@ -102,9 +100,7 @@ func TestPluginPromoteKeyNothingRunning(t *testing.T) {
 	t.Parallel()
 	h, pane, c := pluginWorld(t)
 	c.typeKeys(prefix + "B")
-	eventually(t, "the nothing-running message", func() bool {
-		return strings.Contains(c.drawn(), "qtask: nothing running in pane "+pane)
-	})
+	c.waitDrawn("qtask: nothing running in pane " + pane)
 	c.typeKeys("echo still-$((2+3))\r")
 	h.waitScreen(pane, "still-5")
 	h.checkNotInMode(pane)
@@ -176,9 +172,7 @@ func TestPluginWithoutQtask(t *testing.T) {
 	if _, err := h.tmux("run-shell", "PATH="+bin+" "+pluginScript(t)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the install hint on the client", func() bool {
-		return strings.Contains(c.drawn(), "qtask: not installed; install Go")
-	})
+	c.waitDrawn("qtask: not installed; install Go")
 	if b, err := h.tmux("list-keys", "-T", "prefix", "B"); err == nil {
 		t.Fatalf("prefix B bound without qtask: %q", b)
 	}

@@ -73,6 +73,18 @@ func (d *Deps) Task(ctx context.Context, id string) (*tasks.Store, *tasks.Task, 
 	return store, t, err
 }
 
+// ViewTask is Task for commands that show the task to someone (status,
+// logs, attach): looking at a failed task clears it from the status line's
+// unseen failures. A state dir that cannot record that must not stop the
+// looking, so that error is dropped.
+func (d *Deps) ViewTask(ctx context.Context, id string) (*tasks.Store, *tasks.Task, error) {
+	store, t, err := d.Task(ctx, id)
+	if err == nil {
+		_ = store.MarkSeen(t)
+	}
+	return store, t, err
+}
+
 // ConfigAndStore loads the config and opens the store, for commands that
 // act on tasks with configured settings.
 func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store, error) {
@@ -213,6 +225,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		NewCmdPromote(deps, nil),
 		NewCmdAttach(deps, nil),
 		NewCmdPrune(deps, nil),
+		NewCmdStatusLine(deps, nil),
 		NewCmdAgent(deps),
 		NewCmdConfig(deps),
 		NewCmdVersion(deps),

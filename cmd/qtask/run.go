@@ -116,6 +116,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 		Server:         deps.Server(),
 		Self:           deps.Self,
 		OutputMaxBytes: cfg.OutputMaxBytes,
+		StatusFormat:   cfg.StatusFormat,
 		StopGrace:      cfg.StopGrace,
 	}
 	if !opts.Background {

@@ -37,7 +37,7 @@ func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) 
 }
 
 func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
-	store, t, err := deps.Task(ctx, opts.ID)
+	store, t, err := deps.ViewTask(ctx, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,287 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// The status line counts running tasks and failed background tasks nobody
+// has looked at yet. It must cost next to nothing (tmux may run
+// `qtask status-line` every second, and every start and end updates it),
+// so the counts are not derived from the records: each counted task has an
+// empty marker file, counts/running/ID or counts/unseen/ID, created and
+// removed in the same steps that change the record, and a count is one
+// read of a small directory.
+const (
+	countRunning = "running"
+	countUnseen  = "unseen"
+)
+
+// StatusOption is the tmux user option qtask keeps the status segment in,
+// for `#{@qtask_status}` in status-right: free for tmux to show at every
+// refresh, unlike a `#()` command.
+const StatusOption = "@qtask_status"
+
+// statusPushTimeout bounds each tmux call that updates StatusOption or
+// tells clients a task ended.
+const statusPushTimeout = 2 * time.Second
+
+// StatusCounts are what the status line shows.
+type StatusCounts struct {
+	Running int // tasks running, foreground or background
+	Failed  int // failed background tasks not yet viewed or removed
+}
+
+func (s *Store) countsDir(kind string) string { return filepath.Join(s.dir, "counts", kind) }
+
+// Counts reads the status line's counts.
+func (s *Store) Counts() (StatusCounts, error) {
+	running, err := countEntries(s.countsDir(countRunning))
+	if err != nil {
+		return StatusCounts{}, err
+	}
+	failed, err := countEntries(s.countsDir(countUnseen))
+	return StatusCounts{Running: running, Failed: failed}, err
+}
+
+func countEntries(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read status counts: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// setCount creates (on) or removes the marker of id in kind's directory.
+// Markers only ever count; failing to write one must not fail the task, so
+// errors are dropped (the next change that succeeds is exact again).
+func (s *Store) setCount(kind, id string, on bool) {
+	path := filepath.Join(s.countsDir(kind), id)
+	if !on {
+		os.Remove(path)
+		return
+	}
+	if mkdirPrivate(filepath.Dir(s.countsDir(kind))) != nil || mkdirPrivate(s.countsDir(kind)) != nil {
+		return
+	}
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, fileMode); err == nil {
+		f.Close()
+	}
+}
+
+// countEnd moves a task that has just ended out of the running count and,
+// if it failed in the background (nobody watched it fail), into the unseen
+// count. The caller holds the lock.
+func (s *Store) countEnd(r *record) {
+	s.setCount(countRunning, r.ID, false)
+	if r.Status == StatusFailed && r.Background {
+		s.setCount(countUnseen, r.ID, true)
+	}
+}
+
+// forgetCounts drops a removed task from every count.
+func (s *Store) forgetCounts(id string) {
+	s.setCount(countRunning, id, false)
+	s.setCount(countUnseen, id, false)
+}
+
+// MarkSeen records that someone looked at the task (its status, its log,
+// its pane): a failure seen is no longer counted on the status line.
+func (s *Store) MarkSeen(t *Task) error {
+	path := filepath.Join(s.countsDir(countUnseen), t.ID)
+	if _, err := os.Lstat(path); err != nil {
+		return nil // not counted: nothing to change, no tmux call
+	}
+	r, err := s.load(t.ID)
+	if err != nil {
+		return err
+	}
+	s.setCount(countUnseen, t.ID, false)
+	s.pushStatus(r)
+	return nil
+}
+
+// pushStatus sets StatusOption on the task's server to the current counts
+// in the task's status format. Callers have changed the counts already
+// (under the state lock, with the record); the push itself holds only the
+// push lock (a tmux call must not hold up every other transition), which
+// serializes pushes so that the last one made read the last counts. A
+// server that is gone or refuses is not the task's problem: errors are
+// dropped.
+func (s *Store) pushStatus(r *record) {
+	server, err := tmux.ParseServer(r.TmuxServer)
+	if err != nil || r.StatusFormat == "" {
+		return
+	}
+	s.pushStatusTo(server, r.StatusFormat)
+}
+
+func (s *Store) pushStatusTo(server tmux.Server, format string) error {
+	if err := mkdirPrivate(filepath.Dir(s.countsDir(countRunning))); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(s.countsDir(countRunning)), ".push-lock"),
+		os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	if err != nil {
+		return fmt.Errorf("open status push lock: %w", err)
+	}
+	defer f.Close()
+	if err := flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock status push: %w", err)
+	}
+	counts, err := s.Counts()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
+	defer cancel()
+	return server.SetGlobalOption(ctx, StatusOption, FormatStatus(format, counts))
+}
+
+// RefreshStatus sets the status segment on server from the counts as they
+// are, for the plugin's first load.
+func (s *Store) RefreshStatus(server tmux.Server, format string) error {
+	return s.pushStatusTo(server, format)
+}
+
+// FormatStatus renders a status format: {running} and {failed} are
+// replaced by the counts, and each space-separated part that names a count
+// is left out when all the counts it names are zero. Idle is "".
+func FormatStatus(format string, c StatusCounts) string {
+	values := map[string]int{"{running}": c.Running, "{failed}": c.Failed}
+	var shown []string
+	for _, part := range strings.Split(format, " ") {
+		named, nonzero := false, false
+		for name, v := range values {
+			if strings.Contains(part, name) {
+				named, nonzero = true, nonzero || v != 0
+				part = strings.ReplaceAll(part, name, strconv.Itoa(v))
+			}
+		}
+		if nonzero || !named && part != "" {
+			shown = append(shown, part)
+		}
+	}
+	if c.Running == 0 && c.Failed == 0 {
+		return ""
+	}
+	return strings.Join(shown, " ")
+}
+
+// countStart adds a task about to start to the running count. It comes
+// before the task can run, let alone end (countEnd), so a quick task never
+// leaves its marker behind; a start that fails takes it back.
+func (s *Store) countStart(id string) { s.setCount(countRunning, id, true) }
+
+// announceStart updates the status segment for a task just started (the
+// wrapper, once its command runs; Adopt).
+func (s *Store) announceStart(r *record) { s.pushStatus(r) }
+
+// EndNotifyOption is the tmux user option saying how the people watching
+// the session that started a background task hear that it ended:
+// "message" (the default), "bell" or "off".
+const EndNotifyOption = "@qtask-notify"
+
+// The values of EndNotifyOption.
+const (
+	NotifyMessage = "message"
+	NotifyBell    = "bell"
+	NotifyOff     = "off"
+)
+
+// tellClients tells the clients attached to the session a background task
+// was started from that it ended: `✓ npm test 12s`, `✗ make exit 2`. Only
+// those clients, never others; nothing for a foreground task (its caller
+// was watching), a stop (whoever stopped it knows) or a task started
+// outside tmux. Best effort: the task has ended whatever tmux says.
+func tellClients(r *record) {
+	if !r.Background || r.CallerPane == "" || r.Status == StatusCancelled {
+		return
+	}
+	server, err := tmux.ParseServer(r.TmuxServer)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
+	defer cancel()
+	mode, err := server.GlobalOption(ctx, EndNotifyOption)
+	if err != nil || mode == NotifyOff {
+		return
+	}
+	session, err := server.SessionOf(ctx, tmux.PaneID(r.CallerPane))
+	if err != nil {
+		return
+	}
+	if mode == NotifyBell {
+		ttys, _ := server.ClientTTYs(ctx, session)
+		for _, tty := range ttys {
+			ringBell(tty)
+		}
+		return
+	}
+	clients, _ := server.SessionClients(ctx, session)
+	for _, c := range clients {
+		server.Message(ctx, c, endMessage(r))
+	}
+}
+
+// endMessage is the one line a client is shown when a task ends.
+func endMessage(r *record) string {
+	runtime := r.Runtime(time.Now()).Round(time.Second)
+	label := shortLabel(r.Label(), 40)
+	if r.Status == StatusCompleted {
+		return fmt.Sprintf("✓ %s %s", label, runtime)
+	}
+	why := "failed"
+	if r.ExitCode != nil {
+		why = fmt.Sprintf("exit %d", *r.ExitCode)
+	}
+	return fmt.Sprintf("✗ %s %s %s — qtask status %s", label, why, runtime, r.ID)
+}
+
+// shortLabel makes a command or name safe and short for a status line:
+// controls (including bidi ones) become spaces, and it is cut at width
+// characters.
+func shortLabel(s string, width int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > width {
+		return string(r[:width-1]) + "…"
+	}
+	return s
+}
+
+// ringBell writes BEL to a client's terminal, which rings it as the
+// terminal is set to (tmux passes nothing else there).
+func ringBell(tty string) {
+	f, err := os.OpenFile(tty, os.O_WRONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	f.Write([]byte{'\a'})
+	f.Close()
+}
