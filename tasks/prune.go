@@ -159,8 +159,9 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 }
 
 // fileOwner names the task a state file belongs to, other than its
-// record: "ID.log", "ID.spec", ".ID.json.tmp…", ".ID.log.rotate-…", and,
-// outside the tasks directory (where ID.json is the record), "ID.json".
+// record: "ID.log", "ID.spec", "ID.pipe" (the FIFO of a wrapper that was
+// killed), ".ID.json.tmp…", ".ID.log.rotate-…", and, outside the tasks
+// directory (where ID.json is the record), "ID.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
 		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
@@ -170,7 +171,7 @@ func fileOwner(name string, notRecords bool) (string, bool) {
 		}
 		return "", false
 	}
-	for _, ext := range []string{".log", ".spec", ".json"} {
+	for _, ext := range []string{".log", ".spec", ".pipe", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
 			return id, true
 		}

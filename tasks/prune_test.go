@@ -54,6 +54,7 @@ func TestFileOwner(t *testing.T) {
 	}{
 		{"0123abcd.log", "0123abcd", true},
 		{"0123abcd.spec", "0123abcd", true},
+		{"0123abcd.pipe", "0123abcd", true},
 		{".0123abcd.json.tmp123456", "0123abcd", true},
 		{".0123abcd.log.rotate-ABCDEF", "0123abcd", true},
 		{"0123abcd.json", "", false}, // the record itself is removed last, on its own
@@ -107,10 +108,12 @@ func TestPruneRemovesEverythingOfTheTaskOnly(t *testing.T) {
 	saveFinished(t, s, "0000000a", base)
 	saveFinished(t, s, "0000000b", base.Add(time.Minute))
 	saveFinished(t, s, "0000000c", base.Add(2*time.Minute))
-	// Leftovers of the oldest: an untaken spec, an interrupted record write
-	// and an interrupted output rotation.
+	// Leftovers of the oldest: an untaken spec, the FIFO of a killed
+	// wrapper, an interrupted record write and an interrupted output
+	// rotation.
 	for _, p := range []string{
 		s.specPath("0000000a"),
+		s.pipePath("0000000a"),
 		filepath.Join(s.tasksDir(), ".0000000a.json.tmp42"),
 		filepath.Join(s.outputDir(), ".0000000a.log.rotate-XYZ"),
 	} {
