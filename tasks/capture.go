@@ -1,22 +1,25 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/render"
 )
 
 // DefaultOutputMaxBytes caps an output file when the record names no cap.
 const DefaultOutputMaxBytes = 32 << 20
 
-// captureIdleFlush is how long a partial line (a prompt, a progress bar) may
-// sit unwritten: long enough to collapse fast CR redraws, short enough that
-// `qtask logs` shows what the command is waiting on.
+// captureIdleFlush is how often a quiet capture wakes: to retry a spool,
+// and to notice stop.
 const captureIdleFlush = time.Second
 
 // scrollbackTimeout bounds the wait for an adopter that died mid-way.
@@ -30,16 +33,23 @@ const captureChunk = 32 << 10
 // written out.
 const captureDrain = 2 * time.Millisecond
 
-// captureSink is the writing half of a capture: the cleaner that turns the
-// pane's raw bytes into text, over a spool (write errors are transient) over
-// the task's capped output file. The wrapper (reading its FIFO) and
-// `qtask _capture` (reading its stdin) feed it the same way, through
+// captureSink is the writing half of a capture: the screen model that turns
+// the pane's raw bytes into the text the pane shows, over a spool (write
+// errors are transient) over the task's capped output file. Rows that
+// scroll off the screen are appended as final lines; the screen's rows are
+// the file's tail, rewritten as they change. The wrapper (reading its FIFO)
+// and `qtask _capture` (reading its stdin) feed it the same way, through
 // copyFrom.
 type captureSink struct {
-	out     *CappedFile
-	spool   *spool
-	cleaner *Cleaner
-	buf     []byte
+	out    *CappedFile
+	spool  *spool
+	screen *render.Screen
+	marker markerScan
+	buf    []byte
+	live   []byte // the tail last written; nil: rewrite it
+	next   []byte // the tail being built
+	// settled is how much of live is settled lines (see render.AppendLive).
+	settled int
 	sawEnd  bool
 	read    atomic.Int64 // raw bytes consumed: the wrapper's sign of progress
 	// lastRead is when the last byte arrived: where a gap starts.
@@ -50,8 +60,9 @@ type captureSink struct {
 	onLoss func(losses string)
 }
 
-// openSink opens the task's output file for capturing.
-func openSink(r *record) (*captureSink, error) {
+// openSink opens the task's output file for capturing a pane of the given
+// size (0×0: unknown, taken for 80×24).
+func openSink(r *record, width, height int) (*captureSink, error) {
 	limit := r.OutputMaxBytes
 	if limit <= 0 {
 		limit = DefaultOutputMaxBytes
@@ -60,10 +71,32 @@ func openSink(r *record) (*captureSink, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &captureSink{out: out, buf: make([]byte, captureChunk)}
+	k := &captureSink{out: out, buf: make([]byte, captureChunk), marker: newMarkerScan(r.EndMarker)}
 	k.spool = newSpool(out, k.lose)
-	k.cleaner = NewCleaner(k.spool, CleanerOptions{EndMarker: r.EndMarker, OnEndMarker: func() { k.sawEnd = true }, HoldOutput: true})
+	k.screen = render.New(k.spool, render.Options{Width: width, Height: height, Program: programName(r.Command)})
 	return k, nil
+}
+
+// programName is the command's program, for the note that stands for a
+// full-screen program's screens.
+func programName(command string) string {
+	f := strings.Fields(command)
+	if len(f) == 0 {
+		return ""
+	}
+	return filepath.Base(f[0])
+}
+
+// write feeds raw pane bytes to the screen, watching for the end marker.
+func (k *captureSink) write(p []byte) {
+	for len(p) > 0 {
+		n, found := k.marker.scan(p)
+		k.screen.Write(p[:n]) // cannot fail: a spool takes every write
+		p = p[n:]
+		if found {
+			k.sawEnd = true
+		}
+	}
 }
 
 // lose records that some output is not in the file.
@@ -74,22 +107,22 @@ func (k *captureSink) lose(what string) {
 	}
 }
 
-// copyFrom cleans what arrives on in into the output file until the end
-// marker has passed (it reports true), in ends or fails (false, with in's
-// error; io.EOF for a plain end), or stop is closed (false, nil: noticed
-// within captureIdleFlush).
+// copyFrom renders what arrives on in into the output file until the end
+// marker has passed (it reports true, the file up to date), in ends or
+// fails (false, with in's error; io.EOF for a plain end), or stop is closed
+// (false, nil: noticed within captureIdleFlush).
 //
 // tmux writes the pipe in small pieces. Reading happens on one goroutine and
 // the file is written in large batches: whenever the pipe has been quiet for
-// captureDrain (so `qtask logs -f` lags by no more than that), or a batch is
-// full. A partial line (a prompt) is written after captureIdleFlush.
+// captureDrain (so `qtask logs` lags by no more than that), or a batch is
+// full.
 func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) {
 	in, timed := pollable(in)
-	held := false // complete lines queued in the cleaner
+	held := false // output not yet in the file
 	for !k.sawEnd {
 		select {
 		case <-stop:
-			k.flush(held)
+			k.flush()
 			return false, nil
 		default:
 		}
@@ -107,31 +140,49 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 		if n > 0 {
 			k.read.Add(int64(n))
 			k.lastRead = time.Now()
-			k.cleaner.Write(k.buf[:n]) // cannot fail: a spool takes every write
+			k.write(k.buf[:n])
 			held = true
 		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			k.flush(held)
+			if held {
+				k.flush()
+			}
 			k.spool.retry()
 			held = false
 		case err != nil:
-			k.flush(held)
+			k.flush()
 			return false, err
 		case !timed:
-			k.flush(true)
+			k.flush()
 		}
 	}
+	k.flush()
 	return true, nil
 }
 
-// flush writes the complete lines the cleaner holds, or, when there are
-// none, the partial line.
-func (k *captureSink) flush(held bool) {
-	if held {
-		k.cleaner.Flush()
-	} else {
-		k.cleaner.FlushPartial()
+// flush writes the final lines the screen holds, then, unless earlier
+// output is still waiting in the spool, the screen's rows as the file's
+// tail if they changed.
+func (k *captureSink) flush() {
+	k.screen.Flush()
+	if !k.spool.flowing() {
+		k.live = nil // rewrite the tail once the file takes writes again
+		return
+	}
+	next, settled := k.screen.AppendLive(k.next[:0])
+	k.next = next
+	if k.live != nil && bytes.Equal(next, k.live) && settled == k.settled {
+		return
+	}
+	k.settled = settled
+	if k.out.SetTail(next, settled) != nil {
+		k.live = nil
+		return
+	}
+	k.live, k.next = k.next, k.live
+	if k.live == nil {
+		k.live = []byte{} // an empty tail is written
 	}
 }
 
@@ -143,16 +194,18 @@ func (k *captureSink) lastReadText() string {
 	return k.lastRead.Local().Format(gapTimeFormat)
 }
 
-// note writes a line of qtask's own into the output, on a line of its own.
+// note writes a line of qtask's own into the output, on a line of its own
+// at the point the stream has reached.
 func (k *captureSink) note(text string) {
-	k.cleaner.Note(text)
+	k.screen.Note(text)
+	k.flush()
 }
 
 // close ends the stream and closes the file. Output the file would not
 // take is retried until drainUntil (blocked is told why meanwhile, nil at
 // the end); what is still waiting then is lost.
 func (k *captureSink) close(drainUntil time.Time, blocked func(error)) error {
-	k.cleaner.Close()
+	k.screen.Close() // the tail becomes final lines, written over it
 	if loss := k.spool.drain(drainUntil, blocked); loss != "" {
 		k.lose(loss)
 	}
@@ -176,7 +229,8 @@ func (s *Store) Capture(id string, in *os.File) error {
 			return err
 		}
 	}
-	sink, err := openSink(r)
+	// The adopted pane's size is not known here: the screen is 80×24.
+	sink, err := openSink(r, 0, 0)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +10,11 @@ import (
 )
 
 // follower copies a growing output file to a writer, picking up where it
-// left off. When the file is rotated by its size cap (a new inode whose
+// left off. While the task runs it copies the final text and the settled
+// lines of the live tail, never the rows still being redrawn (see
+// CappedFile). Settled lines it printed are remembered until they are
+// final; should one change after all, it is printed again, whole. When the
+// file is rotated by its size cap (a new inode whose
 // header records how many stream bytes were dropped), it translates its
 // position into the new file, so nothing is printed twice and nothing still
 // on disk is skipped.
@@ -19,7 +24,10 @@ type follower struct {
 	ino       uint64
 	dropped   int64 // stream bytes before the open file's content
 	headerLen int64 // length of the open file's cap header
-	offset    int64 // position in the open file
+	offset    int64 // position in the open file: final text up to it is printed
+	pending   []byte
+	// pending is the text after offset printed already: settled lines
+	// that are not final yet.
 }
 
 func newFollower(path string, offset int64) *follower {
@@ -30,8 +38,10 @@ func newFollower(path string, offset int64) *follower {
 // removed before the follower could read it: skipped, but never silently.
 const capDroppedFormat = "[qtask: %d bytes dropped by the output cap]\n"
 
-// copyNew writes everything appended since the last call.
-func (fl *follower) copyNew(w io.Writer) error {
+// copyNew writes the final text appended since the last call, and with
+// all set (the task has ended, or the caller stops following) the live
+// tail too.
+func (fl *follower) copyNew(w io.Writer, all bool) error {
 	nf, err := openOutput(fl.path)
 	if err != nil {
 		return fmt.Errorf("open output: %w", err)
@@ -51,23 +61,79 @@ func (fl *follower) copyNew(w io.Writer) error {
 			stream := fl.dropped + (fl.offset - fl.headerLen)
 			fl.offset = max(stream-dropped+headerLen, headerLen)
 			fl.f.Close()
-			if stream < dropped {
-				if _, err := fmt.Fprintf(w, capDroppedFormat, dropped-stream); err != nil {
+			if printed := stream + int64(len(fl.pending)); printed < dropped {
+				// Everything printed is gone, and more.
+				fl.pending = fl.pending[:0]
+				if _, err := fmt.Fprintf(w, capDroppedFormat, dropped-printed); err != nil {
 					nf.Close()
 					return err
 				}
+			} else if stream < dropped {
+				// Printed lines that became final were dropped.
+				fl.pending = fl.pending[dropped-stream:]
 			}
 		}
 		fl.f, fl.ino, fl.dropped, fl.headerLen = nf, ino, dropped, headerLen
 	} else {
 		nf.Close()
 	}
-	if _, err := fl.f.Seek(fl.offset, io.SeekStart); err != nil {
+	fi, err := fl.f.Stat()
+	if err != nil {
 		return err
 	}
-	n, err := io.Copy(w, fl.f)
-	fl.offset += n
+	end := fi.Size()
+	final, settled := finalEnds(fl.f, end)
+	if all {
+		final, settled = end, end
+	}
+	end = max(settled, fl.offset)
+	// The tail may be rewritten, and the file cut, while this reads: a read
+	// that finds the file shorter is left to the next call.
+	head := make([]byte, min(int64(len(fl.pending)), end-fl.offset))
+	if _, err := fl.f.ReadAt(head, fl.offset); err != nil {
+		return ignoreEOF(err)
+	}
+	from, keep := fl.offset+int64(len(head)), false
+	if i := commonPrefix(head, fl.pending); i < len(head) {
+		// A settled line changed: print it again, whole.
+		from = fl.offset + int64(bytes.LastIndexByte(head[:i], '\n')+1)
+	} else if len(head) < len(fl.pending) {
+		keep = true // fewer lines settled now: what was printed stands
+	}
+	next := min(max(final, fl.offset), end)
+	var pending []byte
+	if keep {
+		pending = fl.pending[next-fl.offset:]
+	} else {
+		pending = make([]byte, end-next)
+		if _, err := fl.f.ReadAt(pending, next); err != nil {
+			return ignoreEOF(err)
+		}
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(fl.f, from, end-from)); err != nil {
+		return err
+	}
+	fl.offset, fl.pending = next, append(fl.pending[:0], pending...)
+	return nil
+}
+
+// ignoreEOF is err, unless it says the file ended early.
+func ignoreEOF(err error) error {
+	if err == io.EOF {
+		return nil
+	}
 	return err
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 func (fl *follower) close() {
@@ -106,7 +172,7 @@ func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) 
 			return err
 		}
 		r = s.reconcile(r)
-		if err := fl.copyNew(w); err != nil {
+		if err := fl.copyNew(w, !r.Running()); err != nil {
 			return err
 		}
 		if !r.Running() {

@@ -27,7 +27,7 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	var got strings.Builder
 	follow := func() string {
 		before := got.Len()
-		if err := fl.copyNew(&got); err != nil {
+		if err := fl.copyNew(&got, false); err != nil {
 			t.Fatal(err)
 		}
 		return got.String()[before:]
@@ -61,4 +61,82 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	if s != "line 060\n" {
 		t.Fatalf("after a rotation of already printed bytes the follower printed %q, want only the new line", s)
 	}
+}
+
+// TestFollowerWaitsForFinalText: while a task runs, a follower prints only
+// the final text, never the live tail that is still being redrawn (a
+// progress bar), so nothing it prints is later taken back; the tail comes
+// when the caller asks for everything.
+func TestFollowerWaitsForFinalText(t *testing.T) {
+	path, f, follow, _ := followed(t)
+	mustWrite(t, f, "first\n")
+	for _, frame := range []string{" 10%\n", " 50%\n", "100%\n"} {
+		if err := f.SetTail([]byte("first bar"+frame), 0); err != nil {
+			t.Fatal(err)
+		}
+		if s := follow(false); s != "first\n" && s != "" {
+			t.Fatalf("follower printed %q while the bar was live", s)
+		}
+	}
+	mustWrite(t, f, "first bar100%\n")
+	if err := f.SetTail([]byte("prompt> "), 0); err != nil {
+		t.Fatal(err)
+	}
+	if s := follow(false); s != "first bar100%\n" {
+		t.Fatalf("follower printed %q once the bar was final", s)
+	}
+	if s := follow(true); s != "prompt> " {
+		t.Fatalf("follower printed %q for the tail at the end", s)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first\nfirst bar100%\nprompt> " {
+		t.Fatalf("file holds %q", b)
+	}
+}
+
+// TestFollowerPrintsSettledLinesOnce: settled lines of the tail (whole lines
+// above the rows being redrawn) are printed before they are final, and
+// not again when they become final; one that changes after all is printed
+// again, whole, never cut.
+func TestFollowerPrintsSettledLinesOnce(t *testing.T) {
+	_, f, follow, got := followed(t)
+	step := func(final, tail string, settled int, want string) {
+		t.Helper()
+		if final != "" {
+			mustWrite(t, f, final)
+		}
+		if err := f.SetTail([]byte(tail), settled); err != nil {
+			t.Fatal(err)
+		}
+		if s := follow(false); s != want {
+			t.Fatalf("follower printed %q, want %q", s, want)
+		}
+	}
+	step("", "one\ntwo\n 10%\n", 8, "one\ntwo\n")
+	step("", "one\ntwo\n 50%\n", 8, "")
+	step("", "one\ntwo\n 50%\n", 4, "") // fewer settled: nothing taken back
+	step("one\n", "two\n 90%\n", 4, "") // final now, printed already
+	step("", "twice\n 95%\n", 6, "twice\n")
+	step("twice\n 99%\n", "", 0, " 99%\n")
+	if got.String() != "one\ntwo\ntwice\n 99%\n" {
+		t.Fatalf("follower printed %q in all", got.String())
+	}
+}
+
+// followed makes an output file and a follower of it: follow copies what
+// is new (everything, with all) and returns it; got holds all it copied.
+func followed(t *testing.T) (path string, f *CappedFile, follow func(all bool) string, got *strings.Builder) {
+	path = newOutputFile(t, "")
+	f = openCapped(t, path, 1<<20)
+	fl := newFollower(path, 0)
+	t.Cleanup(fl.close)
+	got = new(strings.Builder)
+	follow = func(all bool) string {
+		t.Helper()
+		before := got.Len()
+		if err := fl.copyNew(got, all); err != nil {
+			t.Fatal(err)
+		}
+		return got.String()[before:]
+	}
+	return path, f, follow, got
 }

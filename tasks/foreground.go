@@ -58,7 +58,8 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 			return nil, err
 		}
 		r = s.reconcile(r)
-		if err := fl.copyNew(opts.Out); err != nil {
+		// Once the caller stops waiting, it gets the screen as it is.
+		if err := fl.copyNew(opts.Out, !r.Running() || r.Background); err != nil {
 			return nil, err
 		}
 		if !r.Running() || r.Background {

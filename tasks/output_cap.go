@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // capHeaderFormat is the first line of an output file that has been
@@ -29,18 +32,36 @@ const (
 // CappedFile appends to an output file and keeps it at most maxBytes of
 // content (plus one header line), keeping the newest output: a task that
 // prints forever must not fill the disk, and its latest output is what
-// people look at. It is not safe for concurrent use.
+// people look at.
+//
+// The file is final text followed by a tail that is rewritten in place as
+// it changes (the pane's live rows: see SetTail). Where the final text ends,
+// and where the settled start of the tail ends, are kept in the file's
+// extended attribute finalAttr, so that a reader that streams the file
+// (logs -f) can stop there rather than print text that is redrawn.
+// Writes go to explicit offsets, never truncating first, so a reader never
+// sees a final line missing. It is not safe for concurrent use.
 type CappedFile struct {
 	path    string
 	max     int64
 	file    *os.File
-	size    int64  // bytes in the file, header included
+	size    int64  // bytes of text in the file, header and tail included
+	tail    int64  // bytes of the tail at the end of size
+	end     int64  // the file's length: beyond size are stale tail bytes
 	header  int64  // length of the header line; 0 if there is none
 	dropped int64  // stream bytes before the file's content
+	settled int64  // bytes at the start of the tail that are settled
+	marked  string // the value last stored in finalAttr
 	buf     []byte // the copy buffer for rotations
 	// file is nil when a rotation replaced the file but it could not be
 	// reopened; the next write tries again.
 }
+
+// finalAttr is the extended attribute holding, as two decimal numbers, the
+// offsets where an output file's final text ends (its live tail begins)
+// and where the tail's settled lines end. A file without it (an older
+// qtask, a file system without user attributes) is all final.
+const finalAttr = "user.qtask.final"
 
 // OpenCapped opens an existing output file for appending and keeps it at
 // most maxBytes (plus one header line), keeping the newest output. It never
@@ -51,7 +72,7 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 	if maxBytes < 2 {
 		return nil, fmt.Errorf("open output %s: cap of %d bytes is too small", path, maxBytes)
 	}
-	f, err := capOpenAppend(path)
+	f, err := capOpenWrite(path)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +84,7 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("open output %s: %w", path, err)
 	}
-	c := &CappedFile{path: path, max: maxBytes, file: f, size: fi.Size(), buf: make([]byte, capCopyBuf)}
+	c := &CappedFile{path: path, max: maxBytes, file: f, size: fi.Size(), end: fi.Size(), buf: make([]byte, capCopyBuf)}
 	if c.dropped, c.header, err = capReadHeader(path); err != nil {
 		f.Close()
 		return nil, err
@@ -77,9 +98,10 @@ func capOpen(path string, flag int) (*os.File, error) {
 	return os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
 
-// capOpenAppend opens path for appending.
-func capOpenAppend(path string) (*os.File, error) {
-	f, err := capOpen(path, os.O_WRONLY|os.O_APPEND)
+// capOpenWrite opens path for writing at offsets: not O_APPEND, under
+// which Linux ignores the offset of pwrite.
+func capOpenWrite(path string) (*os.File, error) {
+	f, err := capOpen(path, os.O_WRONLY)
 	if err != nil {
 		return nil, fmt.Errorf("open output %s: %w", path, err)
 	}
@@ -121,49 +143,109 @@ func capParseHeader(b []byte) (dropped, length int64) {
 	return dropped, int64(len(line))
 }
 
-// Write appends p. When that would take the content beyond the cap, the
-// file is rotated first: see rotate. It returns len(p) on success.
+// Write appends p to the final text, over the tail: the tail is gone
+// until the next SetTail. When that would take the content beyond the cap,
+// the file is rotated first: see rotate. It returns len(p) on success.
 func (c *CappedFile) Write(p []byte) (int, error) {
+	c.size -= c.tail
+	c.tail, c.settled = 0, 0
+	n, err := c.put(p, false)
+	c.markFinal()
+	return n, err
+}
+
+// SetTail replaces the tail with p: text shown after the final text that
+// later writes replace; its first settled bytes are whole lines unlikely to
+// change. The final text is untouched and stays readable throughout: p is
+// written over the old tail, then the file is cut to its end.
+func (c *CappedFile) SetTail(p []byte, settled int) error {
+	c.size -= c.tail
+	c.tail, c.settled = 0, 0
+	n, err := c.put(p, true)
+	c.tail, c.settled = int64(n), int64(min(settled, n))
+	if err == nil {
+		err = c.cut()
+	}
+	c.markFinal()
+	return err
+}
+
+// put writes p at the end of the text, rotating first if the cap needs it;
+// tail says p is the tail.
+func (c *CappedFile) put(p []byte, tail bool) (int, error) {
 	if c.file == nil {
-		f, err := capOpenAppend(c.path)
+		f, err := capOpenWrite(c.path)
 		if err != nil {
 			return 0, err
 		}
-		c.file = f
+		c.file, c.marked = f, ""
 	}
 	if c.size-c.header+int64(len(p)) > c.max {
-		if err := c.rotate(p); err != nil {
+		if err := c.rotate(p, tail); err != nil {
 			return 0, err
 		}
 		return len(p), nil
 	}
-	n, err := c.file.Write(p)
+	n, err := c.file.WriteAt(p, c.size)
 	c.size += int64(n)
+	c.end = max(c.end, c.size)
 	if err != nil {
 		return n, fmt.Errorf("write output %s: %w", c.path, err)
 	}
 	return n, nil
 }
 
-// Close closes the file.
+// cut drops stale tail bytes beyond the text.
+func (c *CappedFile) cut() error {
+	if c.end <= c.size || c.file == nil {
+		return nil
+	}
+	if err := c.file.Truncate(c.size); err != nil {
+		return fmt.Errorf("write output %s: %w", c.path, err)
+	}
+	c.end = c.size
+	return nil
+}
+
+// markFinal stores where the final and settled text end, if that moved.
+// It is a hint for streaming readers, so a failure (no user attributes
+// here) is ignored: they then take the whole file for final.
+func (c *CappedFile) markFinal() {
+	mark := finalMark(c.size-c.tail, c.settled)
+	if c.file == nil || mark == c.marked {
+		return
+	}
+	if unix.Fsetxattr(int(c.file.Fd()), finalAttr, []byte(mark), 0) == nil {
+		c.marked = mark
+	}
+}
+
+// finalMark is finalAttr's value for final text ending at final, followed
+// by settled bytes.
+func finalMark(final, settled int64) string {
+	return strconv.FormatInt(final, 10) + " " + strconv.FormatInt(final+settled, 10)
+}
+
+// Close cuts stale tail bytes and closes the file. The tail, if any, stays
+// in the file as it is.
 func (c *CappedFile) Close() error {
 	if c.file == nil {
 		return nil
 	}
-	err := c.file.Close()
-	c.file = nil
-	if err != nil {
-		return fmt.Errorf("close output %s: %w", c.path, err)
+	err := c.cut()
+	if cerr := c.file.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close output %s: %w", c.path, cerr)
 	}
-	return nil
+	c.file = nil
+	return err
 }
 
 // rotate replaces the file by a header and the newest maxBytes/2 bytes of
-// its content followed by p, starting at a line boundary. The new file is
-// written beside the old one and renamed over it, so readers see either
-// the old or the new file whole. If it fails before the rename the old
-// file is left as it was.
-func (c *CappedFile) rotate(p []byte) error {
+// its content followed by p (the tail, if tail is set), starting at a line
+// boundary. The new file is written beside the old one and renamed over
+// it, so readers see either the old or the new file whole. If it fails
+// before the rename the old file is left as it was.
+func (c *CappedFile) rotate(p []byte, tail bool) error {
 	src := capSource{base: c.header, n: c.size - c.header, p: p}
 	keep := c.max / 2
 	cut := src.total() - keep
@@ -180,22 +262,28 @@ func (c *CappedFile) rotate(p []byte) error {
 		return fmt.Errorf("rotate output %s: %w", c.path, err)
 	}
 	header := fmt.Sprintf(capHeaderFormat, c.max, c.dropped+start)
-	if err := c.replace(header, &src, start); err != nil {
+	final := int64(len(header)) + src.total() - start
+	if tail {
+		final -= int64(len(p)) // nothing of it settled yet: SetTail marks that
+	}
+	if err := c.replace(header, &src, start, finalMark(final, 0)); err != nil {
 		return err
 	}
 	c.dropped += start
 	c.header = int64(len(header))
 	c.size = c.header + src.total() - start
+	c.end = c.size
 	return nil
 }
 
-// replace writes header and src from start into a new file, renames it
-// over the output file and reopens that for appending.
-func (c *CappedFile) replace(header string, src *capSource, start int64) error {
+// replace writes header and src from start into a new file, marks where
+// its final text ends, renames it over the output file and reopens that.
+func (c *CappedFile) replace(header string, src *capSource, start int64, mark string) error {
 	tmp, err := capCreateTemp(c.path)
 	if err != nil {
 		return err
 	}
+	unix.Fsetxattr(int(tmp.Fd()), finalAttr, []byte(mark), 0) // a hint: see markFinal
 	_, err = io.WriteString(tmp, header)
 	if err == nil {
 		err = src.copyTo(tmp, start, c.buf)
@@ -213,7 +301,8 @@ func (c *CappedFile) replace(header string, src *capSource, start int64) error {
 	c.file.Close()
 	// p is in the new file whatever happens now: a failure to reopen it
 	// is the next write's to retry, not this one's.
-	c.file, _ = capOpenAppend(c.path) // nil on failure
+	c.file, _ = capOpenWrite(c.path) // nil on failure
+	c.marked = mark
 	return nil
 }
 

@@ -295,3 +295,48 @@ func FuzzCappedFile(f *testing.F) {
 		}
 	})
 }
+
+// TestCappedFileTail: the tail is rewritten in place, shorter or longer,
+// final text written later goes over it, and a rotation keeps the tail at
+// the end and the final text's end marked.
+func TestCappedFileTail(t *testing.T) {
+	path := newOutputFile(t, "")
+	f := openCapped(t, path, 60)
+	check := func(want string) {
+		t.Helper()
+		if b, _ := os.ReadFile(path); string(b) != want {
+			t.Fatalf("file holds %q, want %q", b, want)
+		}
+	}
+	mustWrite(t, f, "line 1\n")
+	f.SetTail([]byte("a long live tail\n"), 0)
+	check("line 1\na long live tail\n")
+	f.SetTail([]byte("short\n"), 0)
+	check("line 1\nshort\n")
+	mustWrite(t, f, "line 2\n")
+	f.SetTail(nil, 0)
+	check("line 1\nline 2\n")
+	for i := 3; i <= 9; i++ {
+		mustWrite(t, f, fmt.Sprintf("line %d\n", i))
+		f.SetTail([]byte("tail\n"), 0)
+	}
+	b, _ := os.ReadFile(path)
+	dropped, hlen := capParseHeader(b)
+	if dropped == 0 || !strings.HasSuffix(string(b), "line 9\ntail\n") {
+		t.Fatalf("after rotations: %q", b)
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if final, settled := finalEnds(r, int64(len(b))); final != int64(len(b))-5 || settled != final {
+		t.Fatalf("final text marked to end at %d, settled at %d, of %d (header %d)", final, settled, len(b), hlen)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+		t.Fatalf("Close changed the file: %q", b2)
+	}
+}

@@ -12,7 +12,7 @@ import (
 const printContext = utf8.UTFMax - 1
 
 // printFilter passes an output file's bytes to a terminal, leaving out what
-// the Cleaner never writes and a terminal could act on: C0 controls other
+// the capture never writes and a terminal could act on: C0 controls other
 // than tab and newline, DEL, C1 controls (U+0080–U+009F, such as U+009B,
 // CSI) and stray bytes 0x80–0x9F, which an 8-bit terminal takes for C1.
 // Files the capture wrote pass unchanged; a planted or damaged file is

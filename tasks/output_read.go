@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // tailBlock is how much of a file's end is read at a time when looking for
@@ -74,6 +77,24 @@ func openOutput(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// finalEnds says where the final text of an open output file of the given
+// size ends, and where the settled lines after it end (see CappedFile): the
+// file's size for both when it has no mark.
+func finalEnds(f *os.File, size int64) (final, settled int64) {
+	var buf [48]byte
+	n, err := unix.Fgetxattr(int(f.Fd()), finalAttr, buf[:])
+	if err != nil {
+		return size, size
+	}
+	a, b, ok := strings.Cut(string(buf[:n]), " ")
+	final, err1 := strconv.ParseInt(a, 10, 64)
+	settled, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || final < 0 || settled < final {
+		return size, size
+	}
+	return min(final, size), min(settled, size)
 }
 
 // lastLineWindow is how many trailing lines lastLine looks through for one

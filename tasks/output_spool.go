@@ -18,7 +18,7 @@ const (
 	spoolRetryMax = time.Second
 )
 
-// spool sits between the cleaner and the output file and makes write errors
+// spool sits between the screen model and the output file and makes write errors
 // transient: output that cannot be written waits in memory (at most
 // spoolMax; what comes beyond that is counted and dropped) and is retried
 // with backoff. Once the file takes writes again the waiting output goes
@@ -54,7 +54,7 @@ func (p *spool) Write(b []byte) (int, error) {
 	if p.cutLine {
 		b = p.drop(b, bytes.IndexByte(b, '\n')+1)
 	}
-	if p.why == nil && len(p.pending) == 0 && p.lost == 0 {
+	if p.flowing() {
 		n, err := p.w.Write(b) // the common case: straight through
 		p.wrote(b[:n])
 		if err == nil {
@@ -138,6 +138,12 @@ func (p *spool) flush() {
 		p.pending = nil // the memory of a long outage goes back
 	}
 	p.why, p.backoff = nil, 0
+}
+
+// flowing reports whether nothing is waiting: what is written next goes
+// straight to the file.
+func (p *spool) flowing() bool {
+	return p.why == nil && len(p.pending) == 0 && p.lost == 0
 }
 
 // due is when the spool wants to be retried; zero if it does not.

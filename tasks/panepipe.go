@@ -85,7 +85,8 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	if err := unix.Mkfifo(fifo, fileMode); err != nil {
 		return nil, fmt.Errorf("create output pipe: %w", err)
 	}
-	sink, err := openSink(r)
+	width, height := paneSize(opts.Out)
+	sink, err := openSink(r, width, height)
 	if err != nil {
 		os.Remove(fifo)
 		return nil, err
@@ -103,6 +104,19 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	}
 	go c.run()
 	return c, nil
+}
+
+// paneSize is the size of the terminal tty, the wrapper's pane; 0×0 if it
+// cannot be read.
+func paneSize(tty *os.File) (width, height int) {
+	if tty == nil {
+		return 0, 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(tty.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0, 0
+	}
+	return int(ws.Col), int(ws.Row)
 }
 
 // attach points the pane's pipe at the FIFO, replacing any pipe it has.

@@ -140,7 +140,9 @@ func TestOutputIsCleanText(t *testing.T) {
 	h := newHarness(t)
 	cases := []struct{ name, command, want string }{
 		{"colours", `printf '\033[1;31mred\033[0m plain\n'`, "red plain\n"},
-		{"cursor moves", `printf 'a\033[2Kb\033[10;5Hc\n'`, "abc\n"},
+		// As tmux shows it: the erase leaves the cursor where it was, the
+		// move puts c on row 10, column 5.
+		{"cursor moves", `printf 'a\033[2Kb\033[10;5Hc\n'`, " b\n\n\n\n\n\n\n\n\n    c\n"},
 		{"CR progress", `printf '10%%\r50%%\r100%%\n'`, "100%\n"},
 		{"CRLF", `printf 'one\r\ntwo\r\n'`, "one\ntwo\n"},
 	}

@@ -271,6 +271,7 @@ func (s *Screen) eraseDisplay(params ansi.Params) {
 			r.clear()
 		}
 	case mode == 1:
+		s.redrawn = s.scrolled
 		for _, r := range s.rows[:s.cy] {
 			r.clear()
 		}

@@ -188,12 +188,29 @@ func (r *row) used() int {
 	return 0
 }
 
-// appendText appends the row's text to dst: blank columns before the last
-// used one as spaces, an untouched tab as a tab, no trailing blanks (as
-// capture-pane drops unused cells). It never writes control characters
-// other than the tab.
-func (r *row) appendText(dst []byte) []byte {
+// textEnd is one past the last column of the row's text: trailing blanks,
+// spaces and tabs are left out unless the row wraps into the next, where
+// they are part of the line.
+func (r *row) textEnd() int {
 	end := r.used()
+	if r.wrapped {
+		return end
+	}
+	for end > 0 {
+		c := r.cells[end-1]
+		if c.kind == cellChar && (c.r != ' ' || len(r.comb[end-1]) > 0) || c.kind == cellWide {
+			break
+		}
+		end--
+	}
+	return end
+}
+
+// appendText appends the row's text to dst: blank columns within it as
+// spaces, an untouched tab as a tab, no trailing blanks. It never writes
+// control characters other than the tab.
+func (r *row) appendText(dst []byte) []byte {
+	end := r.textEnd()
 	for c := 0; c < end; c++ {
 		ce := r.cells[c]
 		switch ce.kind {

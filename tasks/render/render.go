@@ -71,6 +71,11 @@ type Screen struct {
 	alt    *altScreen
 	bin    binaryState
 	widths widthCache
+	// scrolled counts rows gone off the top, so that scrolled+row names a
+	// line for good; redrawn is the line the program last went back up to
+	// (-1: none), above which it is taken to be done redrawing.
+	scrolled int64
+	redrawn  int64
 }
 
 // cursorState is what DECSC saves and DECRC restores.
@@ -98,7 +103,7 @@ func New(w io.Writer, opts Options) *Screen {
 	if prog == "" {
 		prog = "program"
 	}
-	s := &Screen{w: w, width: width, height: height, prog: prog, out: make([]byte, 0, outFlush+4*maxWidth)}
+	s := &Screen{w: w, width: width, height: height, prog: prog, out: make([]byte, 0, outFlush+4*maxWidth), redrawn: -1}
 	s.rows = make([]*row, height)
 	for i := range s.rows {
 		s.rows[i] = newRow(width)
@@ -108,7 +113,11 @@ func New(w io.Writer, opts Options) *Screen {
 	// String payloads (titles, clipboard, images) are skipped before they
 	// reach the parser, so its data buffer is never used.
 	s.p.SetDataSize(1)
-	s.p.SetHandler(ansi.Handler{Execute: s.execute, HandleCsi: s.csi, HandleEsc: s.esc})
+	s.p.SetHandler(ansi.Handler{
+		Execute:   func(b byte) { y := s.cy; s.execute(b); s.movedUp(y) },
+		HandleCsi: func(cmd ansi.Cmd, params ansi.Params) { y := s.cy; s.csi(cmd, params); s.movedUp(y) },
+		HandleEsc: func(cmd ansi.Cmd) { y := s.cy; s.esc(cmd); s.movedUp(y) },
+	})
 	return s
 }
 
@@ -124,39 +133,86 @@ func (s *Screen) resetModes() {
 }
 
 // Write consumes p, which may be any piece of the stream. It always
-// consumes all of p; an error means the writer failed, and every later
+// consumes all of p. Final lines are collected and handed to the writer in
+// large pieces (or at Flush), so that a stream arriving in small pieces is
+// written in few calls. An error means the writer failed, and every later
 // call returns that error.
 func (s *Screen) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
 	s.feed(p)
-	s.flushOut()
 	return len(p), s.err
+}
+
+// Flush hands the final lines collected so far to the writer.
+func (s *Screen) Flush() error {
+	s.flushOut()
+	return s.err
+}
+
+// Note puts a line of qtask's own (a remark that output was lost) on the
+// screen at the cursor, on a line of its own, as if the program had
+// printed it there. Whatever was pending (binary data, a split rune, an
+// unfinished escape sequence) ends first, as at Close: the bytes that would
+// have completed it are gone.
+func (s *Screen) Note(text string) {
+	s.endBinary()
+	s.p.Reset()
+	if s.alt != nil {
+		return // the alternate screen's note will say what was not kept
+	}
+	s.note(text)
 }
 
 // AppendLive appends the live region's text to dst: the pane's rows from
 // the top down to the last one holding text, each ended by a newline
 // unless it wraps into the next. A full-screen program's screen is not
 // shown; the main screen under it is.
-func (s *Screen) AppendLive(dst []byte) []byte {
-	rows := s.rows
+//
+// It also returns how many of the bytes it appended are settled: the
+// whole lines above the cursor and above the row the program last went
+// back up to. A program that redraws (a progress bar, a live display)
+// works at and below that row; the lines above are, most likely, done. A
+// follower may show settled lines before they are final.
+func (s *Screen) AppendLive(dst []byte) ([]byte, int) {
+	rows, settle := s.rows, s.cy
 	if s.alt != nil {
-		rows = s.alt.rows
+		rows, settle = s.alt.rows, 0
+	}
+	if up := s.redrawn - s.scrolled; up >= 0 && up < int64(settle) {
+		settle = int(up)
+	}
+	for settle > 0 && rows[settle-1].wrapped {
+		settle--
 	}
 	last := -1
 	for i, r := range rows {
-		if r.used() > 0 || r.wrapped {
+		if r.textEnd() > 0 || r.wrapped {
 			last = i
 		}
 	}
-	for _, r := range rows[:last+1] {
+	start, settled := len(dst), 0
+	for i, r := range rows[:last+1] {
+		if i == settle {
+			settled = len(dst) - start
+		}
 		dst = r.appendText(dst)
 		if !r.wrapped {
 			dst = append(dst, '\n')
 		}
 	}
-	return dst
+	if settle > last {
+		settled = len(dst) - start
+	}
+	return dst, settled
+}
+
+// movedUp notes the line the cursor went up to from row y, if it did.
+func (s *Screen) movedUp(y int) {
+	if s.alt == nil && s.cy < y {
+		s.redrawn = s.scrolled + int64(s.cy)
+	}
 }
 
 // Close ends the stream: the note for binary data or a full-screen
@@ -168,7 +224,7 @@ func (s *Screen) Close() error {
 	}
 	s.endBinary()
 	s.leaveAlt()
-	s.out = s.AppendLive(s.out)
+	s.out, _ = s.AppendLive(s.out)
 	if n := len(s.out); n > 0 && s.out[n-1] != '\n' {
 		s.out = append(s.out, '\n')
 	}
@@ -388,6 +444,7 @@ func (s *Screen) scrollUp(n int) {
 	for range n {
 		gone := s.rows[s.top]
 		s.final(gone)
+		s.scrolled++
 		copy(s.rows[s.top:], s.rows[s.top+1:s.bottom+1])
 		gone.clear()
 		s.rows[s.bottom] = gone
@@ -398,6 +455,7 @@ func (s *Screen) scrollUp(n int) {
 // bottom are lost, as on the screen.
 func (s *Screen) scrollDown(n int) {
 	n = min(n, s.bottom-s.top+1)
+	s.redrawn = s.scrolled + int64(s.top)
 	for range n {
 		gone := s.rows[s.bottom]
 		copy(s.rows[s.top+1:s.bottom+1], s.rows[s.top:s.bottom])
@@ -433,6 +491,7 @@ func (s *Screen) clearToHistory() {
 	for _, r := range s.rows[:last+1] {
 		s.final(r)
 	}
+	s.scrolled += int64(last + 1)
 	for _, r := range s.rows {
 		r.clear()
 	}
@@ -441,7 +500,7 @@ func (s *Screen) clearToHistory() {
 // note puts a line of qtask's own on the screen at the cursor, on a line
 // of its own, as if the program had printed it.
 func (s *Screen) note(text string) {
-	if s.cx > 0 {
+	if s.cx > 0 || s.rows[s.cy].used() > 0 {
 		s.cx = 0
 		s.lineFeed()
 	}

@@ -19,6 +19,9 @@ func render(t testing.TB, in string, opts Options) string {
 	if _, err := s.Write([]byte(in)); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,24 +68,73 @@ func TestScreen(t *testing.T) {
 func TestFinalAndLive(t *testing.T) {
 	var out bytes.Buffer
 	s := New(&out, Options{Width: 20, Height: 3})
-	write := func(p string) { s.Write([]byte(p)) }
+	write := func(p string) { s.Write([]byte(p)); s.Flush() }
 	write("one\r\ntwo\r\n 10%")
 	if out.Len() != 0 {
 		t.Fatalf("final lines before anything scrolled: %q", out.String())
 	}
-	if live := string(s.AppendLive(nil)); live != "one\ntwo\n 10%\n" {
-		t.Fatalf("live region %q", live)
+	if live, settled := s.AppendLive(nil); string(live) != "one\ntwo\n 10%\n" || settled != len("one\ntwo\n") {
+		t.Fatalf("live region %q, %d bytes settled", live, settled)
 	}
 	write("\r 50%\r\nthree\r\nfour")
 	if got := out.String(); got != "one\ntwo\n" {
 		t.Fatalf("final lines %q", got)
 	}
-	if live := string(s.AppendLive(nil)); live != " 50%\nthree\nfour\n" {
+	if live, _ := s.AppendLive(nil); string(live) != " 50%\nthree\nfour\n" {
 		t.Fatalf("live region %q", live)
 	}
 	s.Close()
 	if got := out.String(); got != "one\ntwo\n 50%\nthree\nfour\n" {
 		t.Fatalf("after close %q", got)
+	}
+}
+
+// TestSettled: lines above the cursor are settled, except from the row a
+// program last went back up to: the rows it is redrawing.
+func TestSettled(t *testing.T) {
+	for _, tc := range []struct{ name, in, settled string }{
+		{"plain lines", "a\r\nb\r\nc", "a\nb\n"},
+		{"nested bars", "log\r\nouter 1\n\rinner 1\x1b[A\r", "log\n"},
+		{"live block", "log\r\nbar 1\r\nbar 2\r\x1b[2K\x1b[1A\x1b[2Kbar 1\r\n", "log\n"},
+		{"status line kept by save/restore", "a\r\n\x1b7\x1b[24;1Hstatus\x1b8b\r\nc", "a\n"},
+		{"wrapped line above the cursor", strings.Repeat("x", 90) + "\r\ny", strings.Repeat("x", 90) + "\n"},
+		{"full-screen", "a\r\n\x1b[?1049hb\r\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(discard{}, Options{Width: 80, Height: 24})
+			s.Write([]byte(tc.in))
+			live, settled := s.AppendLive(nil)
+			if got := string(live[:settled]); got != tc.settled {
+				t.Errorf("settled %q of %q, want %q", got, live, tc.settled)
+			}
+		})
+	}
+}
+
+// TestNote: a line of qtask's own (a gap in the output) stands on a line
+// of its own where the stream has got to, never over the program's text.
+func TestNote(t *testing.T) {
+	const gap = "[qtask: output lost]"
+	for _, tc := range []struct{ name, before, after, want string }{
+		{"between lines", "a\r\n", "b\r\n", "a\n" + gap + "\nb\n"},
+		{"ends a partial line", "half", "next\r\n", "half\n" + gap + "\nnext\n"},
+		{"after a pending CR", "50%\r", "60%\r\n", "50%\n" + gap + "\n60%\n"},
+		{"at the start", "", "a\r\n", gap + "\na\n"},
+		{"a split rune is invalid", "a\xe2\x82", "b\r\n", "a\ufffd\ufffd\n" + gap + "\nb\n"},
+		{"forgets an open escape", "x\x1b[3", "1mred\r\n", "x\n" + gap + "\n1mred\n"},
+		{"binary noted first", "\x00\x00\x00", "text\r\n", "[qtask: binary output suppressed: 3 bytes]\n" + gap + "\ntext\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := New(&out, Options{Width: 80, Height: 24})
+			s.Write([]byte(tc.before))
+			s.Note(gap)
+			s.Write([]byte(tc.after))
+			s.Close()
+			if got := out.String(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -92,7 +144,8 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 
 func TestWriterErrorSticks(t *testing.T) {
 	s := New(failWriter{}, Options{Width: 10, Height: 2})
-	_, err := s.Write([]byte(strings.Repeat("line\r\n", 10)))
+	s.Write([]byte(strings.Repeat("line\r\n", 10)))
+	err := s.Flush()
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("error %v", err)
 	}
@@ -146,7 +199,10 @@ func FuzzScreen(f *testing.F) {
 		var whole bytes.Buffer
 		s := New(&whole, opts)
 		s.Write(in)
-		live := s.AppendLive(nil)
+		live, settled := s.AppendLive(nil)
+		if settled < 0 || settled > len(live) || settled > 0 && live[settled-1] != '\n' {
+			t.Fatalf("%d bytes of %q settled: not whole lines", settled, live)
+		}
 		s.Close()
 		checkText(t, whole.Bytes())
 		checkText(t, live)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/tasks/render"
+)
+
+// TestSlowRedrawsGiveOneLine: a progress bar redrawn with CR more than a
+// second apart (pv's and curl's meters, slow tqdm) leaves one line in the
+// output, its last frame, not one line per frame.
+func TestSlowRedrawsGiveOneLine(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task := h.start(`printf ' 1/3'; sleep 1.3; printf '\r 2/3'; sleep 1.3; printf '\r 3/3 done\n'`)
+	h.wait(task.ID)
+	if got := h.output(task.ID); got != " 3/3 done\n" {
+		t.Fatalf("output of a bar redrawn every 1.3 s:\n%q\nwant its last frame only", got)
+	}
+}
+
+// TestPartialLineReplacedNotDuplicated: a partial line (a prompt, a
+// spinner) shows in `qtask logs` soon after it is printed, and when the
+// program redraws it, the file holds the new text in its place: `logs`
+// and `logs -f` never show the old one.
+func TestPartialLineReplacedNotDuplicated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	printed := filepath.Join(h.root, "printed")
+	gate := filepath.Join(h.root, "gate")
+	task := h.start("printf 'working...'; : >'" + printed + "'; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; printf '\\r\\033[Kdone\\n'")
+	eventually(t, "the task to print its partial line", func() bool { _, err := os.Stat(printed); return err == nil })
+	seen := time.Now()
+	eventually(t, "the partial line in logs", func() bool { return h.output(task.ID) == "working...\n" })
+	if d := time.Since(seen); d > time.Second {
+		t.Errorf("the partial line took %v to reach the output file", d)
+	}
+	follow := make(chan result, 1)
+	go func() { follow <- h.qtask("logs", "-f", task.ID) }()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(task.ID)
+	if got := h.output(task.ID); got != "done\n" {
+		t.Errorf("logs after the redraw: %q, want %q", got, "done\n")
+	}
+	if r := <-follow; r.stdout != "done\n" {
+		t.Errorf("logs -f printed %q, want %q", r.stdout, "done\n")
+	}
+}
+
+// TestOracleThroughPane replays each recorded stream of the renderer's
+// oracle suite (tasks/render/testdata/oracle, whose tmux renderings the
+// renderer matches) through a real task's pane: the output file must hold
+// exactly the renderer's text for those bytes.
+func TestOracleThroughPane(t *testing.T) {
+	t.Parallel()
+	raws, err := filepath.Glob("../../tasks/render/testdata/oracle/*.raw")
+	if err != nil || len(raws) < 20 {
+		t.Fatalf("oracle corpus missing: %d files, %v", len(raws), err)
+	}
+	h := newHarness(t)
+	for _, raw := range raws {
+		name := strings.TrimSuffix(filepath.Base(raw), ".raw")
+		in, err := os.ReadFile(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abs, _ := filepath.Abs(raw)
+		// stty -opost: the pty passes the recorded bytes on unchanged.
+		task := h.start("stty -opost; cat '" + abs + "'")
+		h.wait(task.ID)
+		var want bytes.Buffer
+		s := render.New(&want, render.Options{Width: 80, Height: 24, Program: "stty"})
+		s.Write(in)
+		s.Close()
+		if got := h.output(task.ID); got != want.String() {
+			t.Errorf("%s: the output file differs from the rendering of the same bytes\n--- file\n%s\n--- rendering\n%s", name, got, want.String())
+		}
+	}
+}
