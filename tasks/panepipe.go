@@ -213,8 +213,9 @@ func (c *paneCapture) printMarker() {
 // finish waits until everything the command printed is in the output file,
 // closes it, and returns what was lost ("" when nothing was). paneClosed
 // says the pane is gone: then no marker can be printed and the end of the
-// pipe is its end. While the file cannot be written, blocked is told why.
-func (c *paneCapture) finish(paneClosed bool, blocked func(error)) string {
+// pipe is its end. Output the file will not take is retried until until;
+// meanwhile blocked is told why.
+func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(error)) string {
 	if paneClosed {
 		select {
 		case <-c.done:
@@ -237,7 +238,7 @@ func (c *paneCapture) finish(paneClosed bool, blocked func(error)) string {
 		}
 		c.sink.lose("output after " + c.sink.lastReadText() + " may be missing: " + why)
 	}
-	if err := c.sink.close(time.Now().Add(settleRetryMax), blocked); err != nil {
+	if err := c.sink.close(until, blocked); err != nil {
 		c.sink.lose(err.Error())
 	}
 	os.Remove(c.fifo)

@@ -160,9 +160,11 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 // finishExec waits for the capture to have everything the command printed
 // in the output file, then settles the task. The order is the point:
 // whoever sees the task end can read its last line.
+// Writing the last output and the settle share one settleRetryMax.
 func (s *Store) finishExec(r *record, c *paneCapture, opts ExecOptions, paneClosed bool, o outcome) *record {
-	o.outputLoss = c.finish(paneClosed, announceSettling)
-	return s.settleEnd(r, opts.Out, o, settleRetryMax)
+	until := time.Now().Add(settleRetryMax)
+	o.outputLoss = c.finish(paneClosed, until, announceSettling)
+	return s.settleEnd(r, opts.Out, o, time.Until(until))
 }
 
 // awaitAck prints the end marker into an adopted pane and waits for its
