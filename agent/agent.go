@@ -175,10 +175,16 @@ func (TrailingAmpersandError) Error() string {
 // max(1s, timeout/2) and ended on its own; "" when no note is due. Callers
 // must not ask for it after a promote, a timeout, a stop or a signal.
 func LongRunningHint(ran, timeout time.Duration, outputPath string) string {
-	if ran < max(time.Second, timeout/2) {
+	if !longRunning(ran, timeout) {
 		return ""
 	}
 	return fmt.Sprintf("qtask: note: this command ran for %ds. Next time, start similar long commands with "+
 		"`qtask run --bg` and check on them with `qtask wait` or `qtask logs`. It has finished; "+
 		"do not re-run it: its output is in %s", int(ran.Round(time.Second)/time.Second), outputPath)
+}
+
+// longRunning is the rule for the long-running note: the command ran at
+// least max(1s, timeout/2).
+func longRunning(ran, timeout time.Duration) bool {
+	return ran >= max(time.Second, timeout/2)
 }

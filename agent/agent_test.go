@@ -246,30 +246,35 @@ func TestLongRunningHint(t *testing.T) {
 		{90 * time.Second, 2 * time.Minute, 90},
 		{3 * time.Second, -time.Minute, 3},
 	}
-	for _, tc := range cases {
-		hint := LongRunningHint(tc.ran, tc.timeout, out)
-		name := fmt.Sprintf("a command that ran %v with timeout %v", tc.ran, tc.timeout)
-		if tc.secs < 0 {
-			if hint != "" {
-				t.Errorf("%s got a long-running note it is not due: %q", name, hint)
+	hints := map[string]func(ran, timeout time.Duration, outputPath string) string{
+		"LongRunningHint": LongRunningHint, "AgentLongRunningHint": AgentLongRunningHint,
+	}
+	for fn, hintFor := range hints {
+		for _, tc := range cases {
+			hint := hintFor(tc.ran, tc.timeout, out)
+			name := fmt.Sprintf("%s: a command that ran %v with timeout %v", fn, tc.ran, tc.timeout)
+			if tc.secs < 0 {
+				if hint != "" {
+					t.Errorf("%s got a long-running note it is not due: %q", name, hint)
+				}
+				continue
 			}
-			continue
-		}
-		if hint == "" {
-			t.Errorf("%s got no long-running note", name)
-			continue
-		}
-		for _, want := range []string{
-			fmt.Sprintf("ran for %ds.", tc.secs),
-			"`qtask run --bg`",
-			"do not re-run",
-		} {
-			if !strings.Contains(hint, want) {
-				t.Errorf("%s: the note lacks %q: %q", name, want, hint)
+			if hint == "" {
+				t.Errorf("%s got no long-running note", name)
+				continue
 			}
-		}
-		if !strings.HasSuffix(hint, out) {
-			t.Errorf("%s: the note does not end with the output path %q: %q", name, out, hint)
+			for _, want := range []string{
+				fmt.Sprintf("ran for %ds.", tc.secs),
+				"`qtask run --bg",
+				"do not re-run",
+			} {
+				if !strings.Contains(hint, want) {
+					t.Errorf("%s: the note lacks %q: %q", name, want, hint)
+				}
+			}
+			if !strings.HasSuffix(hint, out) {
+				t.Errorf("%s: the note does not end with the output path %q: %q", name, out, hint)
+			}
 		}
 	}
 }

@@ -68,6 +68,10 @@ type Config struct {
 	// zero, so it is empty when idle. Default "⏵{running} ✗{failed}".
 	// Only those two placeholders, no control characters.
 	StatusFormat string
+	// AgentWindows says where the window of a foreground command run in
+	// agent mode opens. TOML key "agent_windows". Default
+	// AgentWindowsQtask; always AgentWindowsQtask or AgentWindowsCurrent.
+	AgentWindows string
 }
 
 // StatusPlaceholders are the counts a status_format can name.
@@ -80,6 +84,16 @@ const (
 	OnTimeoutBackground = "background"
 	// OnTimeoutKill stops a timed-out foreground task.
 	OnTimeoutKill = "kill"
+)
+
+// The values Config.AgentWindows can take.
+const (
+	// AgentWindowsQtask opens an agent's foreground windows in the
+	// background session, so that its many quick commands do not flicker
+	// in the window list of the session the agent runs in.
+	AgentWindowsQtask = "qtask"
+	// AgentWindowsCurrent opens them beside the caller, as for a person.
+	AgentWindowsCurrent = "current"
 )
 
 // Limits enforced on the config file.
@@ -105,6 +119,7 @@ func Default() Config {
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
+		AgentWindows:      AgentWindowsQtask,
 	}
 }
 
@@ -344,6 +359,21 @@ var settings = []setting{
 			return ""
 		},
 		encode: func(c Config) any { return c.StatusFormat },
+	},
+	{
+		name: "agent_windows",
+		decode: func(c *Config, v any) string {
+			s, ok := v.(string)
+			if !ok {
+				return wantGot(fmt.Sprintf("%q or %q", AgentWindowsQtask, AgentWindowsCurrent), v)
+			}
+			if s != AgentWindowsQtask && s != AgentWindowsCurrent {
+				return fmt.Sprintf("%q is not one of %s, %s", s, AgentWindowsQtask, AgentWindowsCurrent)
+			}
+			c.AgentWindows = s
+			return ""
+		},
+		encode: func(c Config) any { return c.AgentWindows },
 	},
 }
 

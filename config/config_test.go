@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished, status_format"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished, status_format, agent_windows"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -60,6 +60,7 @@ func TestDefault(t *testing.T) {
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
+		AgentWindows:      "qtask",
 	}
 	if got != want {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -150,6 +151,8 @@ func TestLoadValid(t *testing.T) {
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
 		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
 		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
+		{"agent_windows current", `agent_windows = "current"`, func(c *Config) { c.AgentWindows = AgentWindowsCurrent }},
+		{"agent_windows qtask", `agent_windows = "qtask"`, func(*Config) {}},
 		{"literal string", `shell = 'C:\bin\sh'`, func(c *Config) { c.Shell = `C:\bin\sh` }},
 		{"quoted key", `"shell" = "dash"`, func(c *Config) { c.Shell = "dash" }},
 		{"byte order mark", "\ufeffsession = \"bom\"", func(c *Config) { c.Session = "bom" }},
@@ -167,6 +170,7 @@ func TestLoadValid(t *testing.T) {
 			`keep_promoted_pane = true`,
 			`keep_finished = 7`,
 			`status_format = "{running} running"`,
+			`agent_windows = "current"`,
 		}, "\n"), func(c *Config) {
 			*c = Config{
 				Shell:             "sh",
@@ -178,6 +182,7 @@ func TestLoadValid(t *testing.T) {
 				KeepPromotedPane:  true,
 				KeepFinished:      7,
 				StatusFormat:      "{running} running",
+				AgentWindows:      AgentWindowsCurrent,
 			}
 		}},
 	}
@@ -315,6 +320,12 @@ func TestLoadErrors(t *testing.T) {
 		{"keep_finished string", `keep_finished = "200"`, 1, 17, "keep_finished",
 			`key "keep_finished": want a number of tasks such as 200 (0 keeps every task), got string "200"`},
 
+		// agent_windows
+		{"agent_windows unknown", `agent_windows = "mine"`, 1, 17, "agent_windows",
+			`key "agent_windows": "mine" is not one of qtask, current`},
+		{"agent_windows boolean", `agent_windows = true`, 1, 17, "agent_windows",
+			`key "agent_windows": want "qtask" or "current", got boolean true`},
+
 		// Positions must survive values spanning lines and non-ASCII text.
 		{"after multi-line string", "shell = \"\"\"\nsession = 1\n\"\"\"\nstop_grace = 5\n", 4, 14, "stop_grace",
 			`key "stop_grace": want a duration such as "2s", "500ms" or "1m30s", got integer 5`},
@@ -451,6 +462,7 @@ on_timeout = "background"
 keep_promoted_pane = false
 keep_finished = 200
 status_format = "⏵{running} ✗{failed}"
+agent_windows = "qtask"
 `
 	if buf.String() != want {
 		t.Errorf("Encode wrote\n%s\nwant\n%s", buf.String(), want)
@@ -471,6 +483,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			ForegroundTimeout: 0,
 			OnTimeout:         OnTimeoutKill,
 			KeepPromotedPane:  true,
+			AgentWindows:      AgentWindowsCurrent,
 		}},
 		{"odd durations", Config{
 			Shell:             "sh",
@@ -479,6 +492,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			OutputMaxBytes:    1<<62 + 7,
 			ForegroundTimeout: 25*time.Hour + 90*time.Second + time.Nanosecond,
 			OnTimeout:         OnTimeoutBackground,
+			AgentWindows:      AgentWindowsQtask,
 		}},
 	}
 	for _, tt := range tests {

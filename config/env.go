@@ -42,6 +42,11 @@ type Env struct {
 	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, Claude Code's replacement for
 	// ~/.claude; empty if unset.
 	ClaudeConfigDir string
+	// Agent is true when $QTASK_AGENT is set to anything but "0" or
+	// "false": qtask is run by a coding agent's tool (`qtask agent
+	// install` sets it for the agent's tool processes) and words its
+	// results for the agent.
+	Agent bool
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -64,6 +69,11 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		Tmux:       getenv("TMUX"),
 		TmuxPane:   getenv("TMUX_PANE"),
 		TmuxTmpdir: getenv("TMUX_TMPDIR"),
+	}
+	switch v := getenv("QTASK_AGENT"); v {
+	case "", "0", "false":
+	default:
+		e.Agent = true
 	}
 	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope)
 

@@ -118,6 +118,21 @@ func TestEnvFrom(t *testing.T) {
 				ClaudeConfigDir: "/cc",
 			},
 		},
+		{
+			name: "agent mode",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_AGENT": "1"},
+			want: Env{StateDir: "/q", Scope: "default", Agent: true},
+		},
+		{
+			name: "agent mode off",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_AGENT": "0"},
+			want: Env{StateDir: "/q", Scope: "default"},
+		},
+		{
+			name: "agent mode off, spelled out",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_AGENT": "false"},
+			want: Env{StateDir: "/q", Scope: "default"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,8 +26,12 @@ type StartOptions struct {
 	Session    string   // tmux session holding the task's window
 	// CallerPane, for a run from inside tmux on the task's server, is the
 	// caller's pane. A foreground task's window opens, unselected, in the
-	// caller's session, where the human can watch it.
-	CallerPane tmux.PaneID
+	// caller's session, where the human can watch it — unless
+	// WindowInSession, which puts it in Session as for a background task
+	// (an agent's many quick commands would flicker in the user's window
+	// list).
+	CallerPane      tmux.PaneID
+	WindowInSession bool
 	// WaiterPID is the foreground `qtask run` waiting on the task, if any.
 	WaiterPID      int
 	Server         tmux.Server   // tmux server to run on
@@ -101,7 +105,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		StatusFormat:   opts.StatusFormat,
 	}
 	var callerSession tmux.SessionID
-	if !opts.Background && opts.CallerPane != "" {
+	if !opts.Background && !opts.WindowInSession && opts.CallerPane != "" {
 		// A caller pane that cannot be described (closed already) just
 		// means the window goes to the background session instead.
 		callerSession, _ = opts.Server.SessionOf(ctx, opts.CallerPane)

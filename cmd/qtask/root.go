@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
@@ -178,6 +179,9 @@ func exitCode(err error, stderr io.Writer) int {
 	// Errors quote user text (commands, paths, tmux's argv): escape control
 	// characters here, the one place errors are printed.
 	fmt.Fprintf(stderr, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
+	if errors.As(err, new(*agent.SleepError)) {
+		return exitUsage // guidance for an agent, not a usage hint
+	}
 	var usage *UsageError
 	var badArg *tasks.ArgumentError
 	if errors.As(err, &usage) || errors.As(err, &badArg) {

@@ -27,6 +27,9 @@ type RunOptions struct {
 	// Foreground only; nil means "from config".
 	Timeout   *time.Duration
 	OnTimeout string
+	// Agent words the results for a coding agent and refuses a leading
+	// sleep (--agent or $QTASK_AGENT).
+	Agent bool
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
@@ -64,6 +67,12 @@ printing its id and output file.`,
 			if agent.EndsWithBareAmpersand(opts.Command) {
 				return &UsageError{Err: agent.TrailingAmpersandError{}}
 			}
+			opts.Agent = opts.Agent || deps.Env.Agent
+			if opts.Agent && !opts.Background {
+				if err := agent.CheckSleep(opts.Command); err != nil {
+					return err
+				}
+			}
 			if cmd.Flags().Changed("timeout") {
 				if opts.Background {
 					return usageErrorf("--timeout applies to foreground runs; drop it or drop --bg")
@@ -92,6 +101,7 @@ printing its id and output file.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object (with --bg)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "foreground: after this long, act per --on-timeout (default: foreground_timeout from config, 2m; 0: never)")
 	cmd.Flags().StringVar(&opts.OnTimeout, "on-timeout", "", "foreground: background (keep it running, release the caller) or kill (default: on_timeout from config)")
+	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "agent mode: results worded for a coding agent, a leading sleep refused (default: on when $QTASK_AGENT is set)")
 	return cmd
 }
 
@@ -125,6 +135,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if deps.Env.TmuxSocket == "" || deps.Env.TmuxSocket == deps.Env.TmuxSocketFromTMUX() {
 		start.CallerPane = tmux.PaneID(deps.Env.TmuxPane)
 	}
+	start.WindowInSession = opts.Agent && cfg.AgentWindows == config.AgentWindowsQtask
 	t, err := store.Start(ctx, start)
 	if err != nil {
 		return err
@@ -138,6 +149,10 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 		return writeJSON(out, t)
 	}
 	id := displayValue(t.ID)
+	if opts.Agent {
+		fmt.Fprint(out, agent.Started(id, displayCommand(t.Label(), 200), displayValue(t.OutputPath)))
+		return nil
+	}
 	fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
 	fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
 	fmt.Fprintf(out, "Follow:  qtask logs -f %s\n", id)
@@ -169,6 +184,11 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 	}
 	end := res.Task
 	id := displayValue(end.ID)
+	if res.Promoted && opts.Agent {
+		out.endLine()
+		fmt.Fprint(out, agent.MovedToBackground(id, displayValue(end.OutputPath), timeout, res.TimedOut))
+		return &ExitError{Code: exitPromoted}
+	}
 	if res.Promoted {
 		out.endLine()
 		why := ""
@@ -184,7 +204,11 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
 	if end.EndedByItself() {
-		if hint := agent.LongRunningHint(end.Runtime(time.Now()), timeout, displayValue(end.OutputPath)); hint != "" {
+		hintFor := agent.LongRunningHint
+		if opts.Agent {
+			hintFor = agent.AgentLongRunningHint
+		}
+		if hint := hintFor(end.Runtime(time.Now()), timeout, displayValue(end.OutputPath)); hint != "" {
 			out.endLine()
 			fmt.Fprintln(deps.IO.ErrOut, hint)
 		}

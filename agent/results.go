@@ -1,0 +1,46 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+)
+
+// The results below are what a coding agent reads from `qtask run` in
+// agent mode (--agent, QTASK_AGENT=1) in place of the human wording: each
+// names the task's id and output file and says, in commands the agent can
+// run, how to read, wait for and stop the task, and that its end will be
+// told in a <task-notification>, so the agent neither polls nor re-runs.
+// Arguments are already fit for display.
+
+// Started is the result of starting a background task.
+func Started(id, label, outputPath string) string {
+	return fmt.Sprintf("Started background task %s: %s\n", id, label) + howTo(id, outputPath)
+}
+
+// MovedToBackground is the result of a foreground run that was moved to
+// the background before it ended: by its timeout (after the given
+// duration) when timedOut, else by a person (promote).
+func MovedToBackground(id, outputPath string, timeout time.Duration, timedOut bool) string {
+	why := "a person moved it to the background"
+	if timedOut {
+		why = fmt.Sprintf("it was still running after %s, so it was moved to the background", timeout)
+	}
+	return fmt.Sprintf("Not finished yet: %s as task %s, and it keeps running.\n", why, id) + howTo(id, outputPath)
+}
+
+func howTo(id, outputPath string) string {
+	return fmt.Sprintf("Output file: %s (it grows while the task runs; read it with `qtask logs %s`).\n", outputPath, id) +
+		fmt.Sprintf("You will be told with a <task-notification> when it ends: do not poll it or start it again. "+
+			"To block until it ends: `qtask wait %s`. To stop it: `qtask stop %s`.\n", id, id)
+}
+
+// AgentLongRunningHint is LongRunningHint worded for an agent, due by the
+// same rule; "" when no note is due.
+func AgentLongRunningHint(ran, timeout time.Duration, outputPath string) string {
+	if !longRunning(ran, timeout) {
+		return ""
+	}
+	return fmt.Sprintf("[qtask] This command ran for %ds. Next time, run similar long commands in the background "+
+		"(your shell tool's background option, or `qtask run --bg -- COMMAND`): you will be told when they end. "+
+		"This one has finished: do not re-run it; its output is also in %s", int(ran.Round(time.Second)/time.Second), outputPath)
+}

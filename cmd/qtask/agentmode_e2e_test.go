@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestAgentModeRefusesLeadingSleep: in agent mode (--agent or
+// QTASK_AGENT=1) a foreground command that starts by sleeping is refused
+// with guidance and exit 2, and no task is started; a background run, a
+// short sleep and a sleep later in the chain are not refused, and nothing
+// changes without agent mode.
+func TestAgentModeRefusesLeadingSleep(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, c := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"run", "--agent", "--", "sleep 5 && echo late"}},
+		{[]string{"QTASK_AGENT=1"}, []string{"run", "--", "sleep", "30"}},
+		{[]string{"QTASK_AGENT=1"}, []string{"run", "--", "bash -c 'sleep 1m' # wait"}},
+	} {
+		r := h.qtaskIn(h.root, c.env, c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "refused") || !strings.Contains(r.stderr, "qtask run --bg") {
+			t.Errorf("%v %v: exit %d %q; want %d and the guidance", c.env, c.args, r.code, r.stderr, exitUsage)
+		}
+		if strings.Contains(r.stderr, "--help") {
+			t.Errorf("%v: the refusal is guidance for an agent, not a usage error: %q", c.args, r.stderr)
+		}
+	}
+	if list := h.mustQtask("ls", "--json"); strings.TrimSpace(list) != "[]" {
+		t.Fatalf("a refused command started a task:\n%s", list)
+	}
+	for _, args := range [][]string{
+		{"run", "--agent", "--", "sleep 0.1 && echo short"},
+		{"run", "--agent", "--", "echo first; sleep 0; echo later"},
+	} {
+		if r := h.qtask(args...); r.code != 0 {
+			t.Errorf("%v: exit %d %q; want it run", args, r.code, r.stderr)
+		}
+	}
+	bg := h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--bg", "--", "sleep 5")
+	if bg.code != 0 {
+		t.Fatalf("a background sleep must run: exit %d %q", bg.code, bg.stderr)
+	}
+	h.mustQtask("stop", h.lastTask().ID)
+	human := h.qtask("run", "--timeout", "100ms", "--", "sleep 5")
+	if human.code != exitPromoted {
+		t.Fatalf("without agent mode a sleep runs as any command: exit %d %q", human.code, human.stderr)
+	}
+	h.mustQtask("stop", h.lastTask().ID)
+}
+
+// TestAgentModeResults: agent mode words what `run` prints for an agent:
+// the id, the output file, how to read, wait for and stop the task, and
+// that its end will come as a notification; a foreground run moved to the
+// background by its timeout says so; the long-running note speaks to the
+// agent.
+func TestAgentModeResults(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.qtask("run", "--agent", "--bg", "--", "echo hi")
+	task := h.lastTask()
+	if r.code != 0 {
+		t.Fatalf("run --agent --bg: exit %d %q", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"Started background task " + task.ID, task.OutputPath, "qtask logs " + task.ID,
+		"qtask wait " + task.ID, "qtask stop " + task.ID, "<task-notification>",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the agent's result of a background start lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "300ms", "--", "echo begun; sleep 1.5; echo done")
+	task = h.lastTask()
+	if r.code != exitPromoted {
+		t.Fatalf("a timed-out agent run: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"begun\n", "still running after 300ms", "moved to the background as task " + task.ID,
+		task.OutputPath, "qtask wait " + task.ID, "qtask stop " + task.ID, "<task-notification>",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the agent's result of a timed-out run lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	h.wait(task.ID)
+	r = h.qtask("run", "--agent", "--timeout", "2s", "--", "sleep 1.1; echo x")
+	if r.code != 0 || !strings.Contains(r.stderr, "[qtask] This command ran for 1s") || !strings.Contains(r.stderr, "background option") {
+		t.Fatalf("the long-running note for an agent: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestAgentWindowsGoToTheQtaskSession: an agent's foreground command opens
+// its window in the qtask session, not in the session of the agent's pane
+// (agent_windows = "qtask", the default); with agent_windows = "current"
+// it opens beside the caller as a person's does.
+func TestAgentWindowsGoToTheQtaskSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
+		t.Fatal(err)
+	}
+	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane, "QTASK_AGENT=1"}
+	for _, c := range []struct{ config, want string }{{"", "qtask"}, {"agent_windows = \"current\"\n", "user"}} {
+		h.writeConfig(c.config)
+		fg := h.runForeground(env, "--", "echo ready; read line")
+		eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+		task := h.lastTask()
+		where, _ := h.tmux("display-message", "-p", "-t", task.PaneID, "#{session_name}")
+		if where != c.want {
+			t.Errorf("with config %q an agent's foreground window opened in session %q, want %q", c.config, where, c.want)
+		}
+		h.tmux("send-keys", "-t", task.PaneID, "x", "Enter")
+		if code := fg.wait(t); code != 0 {
+			t.Fatalf("foreground run exited %d: %s", code, fmt.Sprint(fg.stdout.String()))
+		}
+	}
+}
