@@ -214,11 +214,13 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 			return usageErrorf("%s", msg)
 		},
 	}
+	// --version and -v print what `qtask version` does.
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)
 	root.SetErr(deps.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		NewCmdRun(deps, nil),
 		NewCmdLs(deps, nil),
@@ -238,6 +240,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		newCmdCapture(deps),
 		newCmdPaneDone(deps),
 	)
+	addTaskCompletion(deps, root)
 	return root
 }
 
