@@ -62,21 +62,29 @@ func terminalControl(r rune) bool {
 // writeJSON prints v as indented JSON. encoding/json escapes C0 controls
 // but leaves C1 and bidi controls raw, which a terminal may act on; they
 // can only occur inside strings, where \uXXXX means the same to a parser.
+// Everything between them is copied in runs: `ls --json` prints thousands
+// of tasks.
 func writeJSON(w io.Writer, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
-	for _, r := range string(data) {
-		if r >= utf8.RuneSelf && terminalControl(r) {
-			fmt.Fprintf(&b, "\\u%04x", r)
-		} else {
-			b.WriteRune(r)
+	out := make([]byte, 0, len(data)+1)
+	done := 0
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRune(data[i:])
+		if terminalControl(r) {
+			out = fmt.Appendf(append(out, data[done:i]...), "\\u%04x", r)
+			done = i + size
+		}
+		i += size
 	}
-	b.WriteByte('\n')
-	_, err = io.WriteString(w, b.String())
+	out = append(append(out, data[done:]...), '\n')
+	_, err = w.Write(out)
 	return err
 }
 
