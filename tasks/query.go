@@ -122,6 +122,21 @@ func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 	return err
 }
 
+// OutputSize is the size in bytes of the task's output file as it stands,
+// the range ReadOutput offsets are in.
+func (s *Store) OutputSize(t *Task) (int64, error) {
+	f, err := openOutput(t.OutputPath)
+	if err != nil {
+		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
+	}
+	return fi.Size(), nil
+}
+
 // WriteOutputTail writes the last n lines of the task's output to w and
 // returns the file offset it stopped at, where a follow can pick up.
 func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {

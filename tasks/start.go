@@ -165,6 +165,15 @@ func resolveStart(opts *StartOptions) (string, error) {
 	return shell, nil
 }
 
+// AbsDir is dir taken against base (the caller's working directory)
+// unless it is absolute: where a task asked to run in dir runs.
+func AbsDir(base, dir string) string {
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(base, dir)
+}
+
 // windowName is what the human sees in the qtask session's window list.
 func windowName(r *record) string {
 	if r.Name != "" {

@@ -102,6 +102,29 @@ func (d *Deps) Server() tmux.Server {
 	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX(), d.Env.TmuxTmpdir)
 }
 
+// startOptions is what every start from this process shares: the
+// caller's environment and scope, the configured shell, session, output
+// cap and stop grace, and, for a foreground run, the caller's pane (when
+// the tasks run on the caller's own tmux server, so the window can open
+// beside it).
+func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
+	start := tasks.StartOptions{
+		Env:            d.Environ,
+		Scope:          d.Env.Scope,
+		Shell:          cfg.Shell,
+		Session:        cfg.Session,
+		Server:         d.Server(),
+		Self:           d.Self,
+		OutputMaxBytes: cfg.OutputMaxBytes,
+		StatusFormat:   cfg.StatusFormat,
+		StopGrace:      cfg.StopGrace,
+	}
+	if d.Env.TmuxSocket == "" || d.Env.TmuxSocket == d.Env.TmuxSocketFromTMUX() {
+		start.CallerPane = tmux.PaneID(d.Env.TmuxPane)
+	}
+	return start
+}
+
 // UsageError is a mistake in how qtask was called: exit 2, with a hint.
 type UsageError struct{ Err error }
 
@@ -233,6 +256,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		NewCmdPrune(deps, nil),
 		NewCmdStatusLine(deps, nil),
 		NewCmdAgent(deps),
+		NewCmdMCP(deps, nil),
 		NewCmdConfig(deps),
 		NewCmdVersion(deps),
 		NewCmdInit(deps),

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
-	"github.com/qtask/qtask/tmux"
 )
 
 // RunOptions are the parsed flags and arguments of `qtask run`.
@@ -114,26 +112,10 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	start := tasks.StartOptions{
-		Command:        opts.Command,
-		Name:           opts.Name,
-		Cwd:            cwd,
-		Env:            deps.Environ,
-		Scope:          deps.Env.Scope,
-		Shell:          cfg.Shell,
-		Background:     opts.Background,
-		Session:        cfg.Session,
-		Server:         deps.Server(),
-		Self:           deps.Self,
-		OutputMaxBytes: cfg.OutputMaxBytes,
-		StatusFormat:   cfg.StatusFormat,
-		StopGrace:      cfg.StopGrace,
-	}
+	start := deps.startOptions(cfg)
+	start.Command, start.Name, start.Cwd, start.Background = opts.Command, opts.Name, cwd, opts.Background
 	if !opts.Background {
 		start.WaiterPID = os.Getpid()
-	}
-	if deps.Env.TmuxSocket == "" || deps.Env.TmuxSocket == deps.Env.TmuxSocketFromTMUX() {
-		start.CallerPane = tmux.PaneID(deps.Env.TmuxPane)
 	}
 	start.WindowInSession = opts.Agent && cfg.AgentWindows == config.AgentWindowsQtask
 	t, err := store.Start(ctx, start)
@@ -251,8 +233,5 @@ func resolveCwd(dir string) (string, error) {
 	if dir == "" {
 		return wd, nil
 	}
-	if filepath.IsAbs(dir) {
-		return filepath.Clean(dir), nil
-	}
-	return filepath.Join(wd, dir), nil
+	return tasks.AbsDir(wd, dir), nil
 }

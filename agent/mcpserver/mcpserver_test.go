@@ -1,0 +1,84 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTailBufferKeepsTheEnd(t *testing.T) {
+	b := &tailBuffer{max: 100}
+	for i := range 50 {
+		b.Write([]byte(strings.Repeat("é", 5) + " line " + string(rune('a'+i%26)) + "\n"))
+	}
+	b.Write([]byte("last, no newline"))
+	text := b.text("/out.log")
+	lead, body, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(lead, "[") || !strings.Contains(lead, "earlier bytes of output left out; the whole output is in /out.log") {
+		t.Errorf("lead line = %q", lead)
+	}
+	if len(body) > 101 || !strings.HasSuffix(body, "last, no newline\n") || !utf8.ValidString(body) || !strings.HasPrefix(body, "éé") {
+		t.Errorf("kept %d bytes: %q; want at most 100, from a line start, ending with the last line", len(body), body)
+	}
+	if got := b.lastLine(); got != "last, no newline" {
+		t.Errorf("lastLine = %q", got)
+	}
+	small := &tailBuffer{max: 100}
+	small.Write([]byte("one\ntwo\n\n"))
+	if got, line := small.text("/x"), small.lastLine(); got != "one\ntwo\n\n" || line != "two" {
+		t.Errorf("short output: text %q, lastLine %q", got, line)
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	for _, c := range []struct {
+		line    string
+		tooLong bool
+		code    float64
+		id      any
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false, 0, nil},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, 0, nil},
+		{`{"jsonrpc":"2.0","id":7,"method":`, false, -32700, nil},
+		{`not json`, false, -32700, nil},
+		{`{"jsonrpc":"2.0","id":"a","method":"x"}`, true, -32700, "a"},
+		{`{"jsonrpc":"1.0","id":"a","method":"x"}`, false, -32600, "a"},
+		{`{"jsonrpc":"2.0","id":true,"method":"x"}`, false, -32600, nil},
+		{`{"id":{"x":1},"method":"x"}`, false, -32600, nil},
+		{`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`, false, 0, nil},
+		{`[1,2]`, false, -32600, nil},
+		{`[]`, false, -32600, nil},
+		{`3`, false, -32600, nil},
+	} {
+		got := refusal([]byte(c.line), c.tooLong)
+		if c.code == 0 {
+			if got != nil {
+				t.Errorf("%s refused: %s", c.line, got)
+			}
+			continue
+		}
+		var msg struct {
+			ID    any
+			Error struct{ Code float64 }
+		}
+		if !bytes.HasSuffix(got, []byte("\n")) || json.Unmarshal(got, &msg) != nil || msg.Error.Code != c.code || msg.ID != c.id {
+			t.Errorf("%s (too long %v) got %s, want code %v id %v", c.line, c.tooLong, got, c.code, c.id)
+		}
+	}
+}
+
+func TestFilterLinesPassesMessagesAndAnswersTheRest(t *testing.T) {
+	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n\n garbage\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}"
+	var valid, reply bytes.Buffer
+	if err := filterLines(strings.NewReader(in), &valid, &reply); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}\n"; valid.String() != want {
+		t.Errorf("passed on %q, want %q", valid.String(), want)
+	}
+	if n := strings.Count(reply.String(), "\n"); n != 1 || !strings.Contains(reply.String(), "-32700") {
+		t.Errorf("replies: %q, want one parse error", reply.String())
+	}
+}

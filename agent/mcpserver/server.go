@@ -1,0 +1,147 @@
+// Package mcpserver is qtask's MCP server: the tools an MCP client (a coding
+// agent without hooks, or one with them as a second path) uses to start,
+// read, wait on and stop qtask tasks, and the delivery of the scope's task
+// notifications in every tool result.
+//
+// Results are plain text and no tool declares an output schema: Claude
+// shows the model only the structured content of a tool that declares one,
+// gemini only the text, so text is the one place every client passes on.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/tasks"
+)
+
+// Options is what the server needs from its caller (the CLI), resolved once.
+type Options struct {
+	Store *tasks.Store
+	// Start is the template of every start: environment, scope, shell,
+	// session, tmux server, qtask binary, output cap, stop grace and the
+	// caller's pane. The server fills in the command and its flags.
+	Start tasks.StartOptions
+	// Dir is the directory a relative cwd is taken against (the server's).
+	Dir string
+	// ForegroundTimeout is how long a foreground shell call waits when the
+	// call gives no timeout_ms (0: for as long as it runs).
+	ForegroundTimeout time.Duration
+	// Started, if set, runs after each start (the CLI prunes old tasks).
+	Started func()
+	Version string
+}
+
+// maxWait bounds a blocking call (a foreground shell, task_wait): clients
+// give up on a request after about ten minutes.
+const maxWait = 10 * time.Minute
+
+// maxTextBytes bounds the output a result carries, as agents' own shell
+// tools do; the rest stays in the output file.
+const maxTextBytes = 30000
+
+const instructions = `qtask runs each shell command as a task in its own tmux window, where the user can watch it. ` +
+	`Tasks outlive this server and this conversation. Run long commands with shell {is_background: true}, ` +
+	`then task_wait, task_output or task_stop them by id. When a background task ends, ` +
+	`a <task-notification> is added to the result of your next qtask call, once.`
+
+// New builds the server and its tools.
+func New(opts Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "qtask", Version: opts.Version},
+		&mcp.ServerOptions{Instructions: instructions})
+	h := &handlers{opts: opts}
+	addTool(s, h, &mcp.Tool{Name: "shell", Description: shellDescription}, h.shell)
+	addTool(s, h, &mcp.Tool{Name: "task_list", Description: "List this session's qtask tasks (running and ended) with status, runtime, command and output file."}, h.list)
+	addTool(s, h, &mcp.Tool{Name: "task_status", Description: "Show one task: status, exit code, command, cwd, times, output file, and the end of its output."}, h.status)
+	addTool(s, h, &mcp.Tool{Name: "task_output", Description: taskOutputDescription}, h.output)
+	addTool(s, h, &mcp.Tool{Name: "task_stop", Description: "Stop a running task: SIGTERM to its whole process group, SIGKILL after a grace period. Returns once it has ended."}, h.stop)
+	addTool(s, h, &mcp.Tool{Name: "task_wait", Description: taskWaitDescription}, h.wait)
+	return s
+}
+
+// handlers holds what every tool call shares.
+type handlers struct{ opts Options }
+
+// call is one tool call's view of the world.
+type call struct {
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	store *tasks.Store
+	// own is the id of the task the result itself reports the end of:
+	// its notification is consumed without being repeated.
+	own string
+}
+
+// addTool registers a tool whose handler returns text. Every result, an
+// error too, carries the scope's pending notifications; an error is a tool
+// error of one line, never a protocol error, so the model reads it and the
+// server serves on.
+func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In) (string, error)) {
+	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		c := &call{ctx: ctx, req: req, store: h.opts.Store.WithContext(ctx)}
+		text, err := fn(c, in)
+		res := &mcp.CallToolResult{}
+		if err != nil {
+			res.IsError = true
+			text = "Error: " + oneLine(err)
+		}
+		text += h.pending(c)
+		res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+		return res, nil, nil
+	})
+}
+
+// pending consumes the scope's notifications and renders them for the end
+// of a result. A queue that cannot be read is said so in the result, and
+// its notifications stay queued for the next reader.
+func (h *handlers) pending(c *call) string {
+	list, err := c.store.Notifications(h.opts.Start.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	if err != nil {
+		return "\n\n(qtask could not read the task notifications: " + oneLine(err) + ")"
+	}
+	var b strings.Builder
+	for _, n := range list {
+		if n.Task.ID == c.own {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n\nBackground tasks ended:")
+		}
+		b.WriteString("\n")
+		b.WriteString(agent.Envelope(n))
+	}
+	return b.String()
+}
+
+// oneLine is an error as one line the model can act on.
+func oneLine(err error) string {
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return err.Error() + ": see task_list for the ids"
+	case errors.Is(err, context.Canceled):
+		return "the call was cancelled"
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// argError is a bad argument, named with what to do instead.
+func argError(format string, a ...any) error {
+	return &tasks.ArgumentError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// waitFor converts a timeout_ms argument, bounded by maxWait.
+func waitFor(name string, ms *int64, def time.Duration) (time.Duration, error) {
+	if ms == nil {
+		return min(def, maxWait), nil
+	}
+	if *ms < 0 {
+		return 0, argError("%s must not be negative", name)
+	}
+	return min(time.Duration(*ms)*time.Millisecond, maxWait), nil
+}

@@ -1,0 +1,131 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxLine bounds one inbound message, as the SDK's own stdio transport does.
+const maxLine = mcp.DefaultMaxLineLength
+
+// StdioTransport is newline-delimited JSON-RPC on in and out that survives
+// a malformed line. The SDK's stdio transport ends the session on a line
+// that is not JSON (its decoder cannot resynchronize); here each line is
+// checked first, and one that is not a JSON-RPC message is answered with a
+// JSON-RPC error (parse error, or invalid request) and dropped, so the
+// server keeps serving.
+func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
+	pr, pw := io.Pipe()
+	w := &lockedWriter{w: out}
+	go func() { pw.CloseWithError(filterLines(in, pw, w)) }()
+	return &mcp.IOTransport{Reader: pr, Writer: w}
+}
+
+// filterLines passes the well-formed lines of in to valid and answers the
+// others on reply. It returns when in ends (nil at EOF) or valid is closed.
+func filterLines(in io.Reader, valid io.Writer, reply io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r)
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			if msg := refusal(line, tooLong); msg != nil {
+				if _, werr := reply.Write(msg); werr != nil {
+					return werr
+				}
+			} else if _, werr := valid.Write(append(line, '\n')); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads one line without its newline, at most maxLine bytes of
+// it; tooLong says the rest was dropped.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > maxLine {
+			tooLong = true
+		} else {
+			line = append(line, chunk...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return bytes.TrimRight(line, "\r\n"), tooLong, err
+		}
+	}
+}
+
+// refusal is the JSON-RPC error answering a line that is not one JSON-RPC
+// message, or nil for a line to pass on. The id is echoed when it can be
+// read, so the client can match the error to its request.
+func refusal(line []byte, tooLong bool) []byte {
+	code, text := -32700, "parse error: the line is not one JSON value"
+	if tooLong {
+		text = "parse error: the message is longer than the limit of 16 MiB"
+	} else if json.Valid(line) {
+		err := decodeMessages(line)
+		if err == nil {
+			return nil
+		}
+		code, text = -32600, "invalid request: "+err.Error()
+	}
+	var head struct {
+		ID any `json:"id"`
+	}
+	json.Unmarshal(line, &head)
+	switch head.ID.(type) {
+	case string, float64:
+	default:
+		head.ID = nil
+	}
+	data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": head.ID,
+		"error": map[string]any{"code": code, "message": text}})
+	return append(data, '\n')
+}
+
+// decodeMessages checks that a JSON value is one JSON-RPC message, or a
+// batch of them (which clients of older protocol versions may send).
+func decodeMessages(line []byte) error {
+	if line[0] != '[' {
+		_, err := jsonrpc.DecodeMessage(line)
+		return err
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
+		return errors.New("an empty or unreadable batch")
+	}
+	for _, m := range batch {
+		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockedWriter serializes whole-message writes of the SDK and of
+// filterLines' refusals on one stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }

@@ -1,0 +1,457 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpClient starts `qtask mcp` in the harness's world (scope "default")
+// with the official Go SDK's client over stdio, and closes it when the
+// test ends. opts may carry handlers (progress).
+func (h *harness) mcpClient(opts *mcp.ClientOptions) (*mcp.ClientSession, *exec.Cmd) {
+	h.t.Helper()
+	cmd := exec.Command(qtaskBin, "mcp")
+	cmd.Env = h.env
+	cmd.Dir = h.root
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "qtask-test", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		h.t.Fatalf("connect to qtask mcp: %v", err)
+	}
+	h.t.Cleanup(func() { cs.Close() })
+	return cs, cmd
+}
+
+// callTool calls a tool and returns its text and whether it is an error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	return callToolParams(t, cs, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+func callToolParams(t *testing.T, cs *mcp.ClientSession, p *mcp.CallToolParams) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
+	defer cancel()
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("call %s: %v", p.Name, err)
+	}
+	if res.StructuredContent != nil {
+		t.Errorf("%s returned structured content %v: Claude would drop the text", p.Name, res.StructuredContent)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			t.Fatalf("%s returned %T content, want text only", p.Name, c)
+		}
+		b.WriteString(tc.Text)
+	}
+	return b.String(), res.IsError
+}
+
+var taskIDPattern = regexp.MustCompile(`(?i)task ([0-9a-f]{8})\b`)
+
+// taskIDIn is the first "task ID" a result names.
+func taskIDIn(t *testing.T, text string) string {
+	t.Helper()
+	m := taskIDPattern.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no task id in %q", text)
+	}
+	return m[1]
+}
+
+// envelopesOf counts the notifications of id in a result.
+func envelopesOf(text, id string) int {
+	return strings.Count(text, "<task-id>"+id+"</task-id>")
+}
+
+// TestMCPToolsList: the server offers its six tools, none with an output
+// schema (Claude would hand the model only structured content).
+func TestMCPToolsList(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if tool.OutputSchema != nil {
+			t.Errorf("tool %s declares an output schema", tool.Name)
+		}
+	}
+	if got, want := strings.Join(names, " "), "shell task_list task_output task_status task_stop task_wait"; got != want {
+		t.Errorf("tools = %s, want %s", got, want)
+	}
+}
+
+// TestMCPBackgroundShellThenWait: a background shell call returns the id
+// and output file at once; task_wait blocks until it ends and gives its
+// end; the notification arrives once, in that result, and never again
+// (not in the next result, not in the inbox); task_output reads the ended
+// task's output.
+func TestMCPBackgroundShellThenWait(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	cs, _ := h.mcpClient(nil)
+	gate := filepath.Join(h.root, "gate")
+	text, isErr := callTool(t, cs, "shell", map[string]any{
+		"command":       fmt.Sprintf("echo bg-out; while [ ! -e %s ]; do sleep 0.05; done; exit 3", gate),
+		"is_background": true,
+	})
+	if isErr || !strings.Contains(text, "in the background") || !strings.Contains(text, "Output file: ") {
+		t.Fatalf("background shell: %q (error %v)", text, isErr)
+	}
+	id := taskIDIn(t, text)
+	if st := h.status(id); st.Status != "running" || !st.Background {
+		t.Fatalf("right after a background shell call the task is %s (background %v)", st.Status, st.Background)
+	}
+	text, _ = callTool(t, cs, "task_wait", map[string]any{"task_ids": []string{id}, "timeout_ms": 0})
+	if !strings.Contains(text, id+" still running") {
+		t.Errorf("task_wait with timeout 0 on a running task: %q", text)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	text, isErr = callTool(t, cs, "task_wait", map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
+	if isErr || !strings.Contains(text, id+" failed: exited with code 3") {
+		t.Fatalf("task_wait: %q (error %v)", text, isErr)
+	}
+	if n := envelopesOf(text, id); n != 1 || !strings.Contains(text, "bg-out") {
+		t.Errorf("task_wait result carries %d notifications of %s, want 1 with its output:\n%s", n, id, text)
+	}
+	text, _ = callTool(t, cs, "task_output", map[string]any{"task_id": id})
+	if !strings.HasPrefix(text, "bg-out\n") || !strings.Contains(text, "failed: exited with code 3") || envelopesOf(text, id) != 0 {
+		t.Errorf("task_output of the ended task: %q", text)
+	}
+	if ids, _ := h.inboxIDs("default"); len(ids) != 0 {
+		t.Errorf("the inbox got %q after the MCP result delivered them", ids)
+	}
+}
+
+// TestMCPForegroundShell: a foreground call returns the command's output
+// and end; the task's own notification is not repeated anywhere.
+func TestMCPForegroundShell(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	cs, _ := h.mcpClient(nil)
+	os.Mkdir(filepath.Join(h.root, "sub"), 0o700)
+	text, isErr := callTool(t, cs, "shell", map[string]any{"command": "pwd; echo fg-out; exit 3", "cwd": "sub", "name": "fg"})
+	if isErr {
+		t.Fatalf("foreground shell: %q", text)
+	}
+	id := taskIDIn(t, text)
+	if !strings.HasPrefix(text, filepath.Join(h.root, "sub")+"\nfg-out\n") || !strings.Contains(text, "failed: exited with code 3") {
+		t.Errorf("foreground shell result: %q", text)
+	}
+	if envelopesOf(text, id) != 0 {
+		t.Errorf("the foreground result repeats its own notification:\n%s", text)
+	}
+	text, _ = callTool(t, cs, "task_list", nil)
+	if !strings.Contains(text, id+"  failed: exited with code 3") || envelopesOf(text, id) != 0 {
+		t.Errorf("task_list after the foreground call: %q", text)
+	}
+	if ids, _ := h.inboxIDs("default"); len(ids) != 0 {
+		t.Errorf("the inbox got %q: the foreground result was its notification", ids)
+	}
+}
+
+// TestMCPForegroundTimeoutAndProgress: a foreground call given a progress
+// token reports the latest output line while it runs; at its timeout the
+// task moves to the background, still running, and the result says so
+// with the id; its end then arrives as a notification, once.
+func TestMCPForegroundTimeoutAndProgress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	step := filepath.Join(h.root, "step")
+	gate := filepath.Join(h.root, "gate")
+	var mu sync.Mutex
+	var messages []string
+	cs, _ := h.mcpClient(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		messages = append(messages, r.Params.Message)
+		if r.Params.Message == "step-one" {
+			os.WriteFile(step, nil, 0o600) // the second line waits for the first's report
+		}
+	}})
+	p := &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": fmt.Sprintf("echo step-one; while [ ! -e %s ]; do sleep 0.05; done; echo step-two; "+
+			"while [ ! -e %s ]; do sleep 0.05; done; echo done", step, gate),
+		"timeout_ms": 4000,
+	}}
+	p.SetProgressToken("tok-1")
+	text, isErr := callToolParams(t, cs, p)
+	if isErr || !strings.Contains(text, "moved to the background as task") || !strings.Contains(text, "step-two") {
+		t.Fatalf("foreground shell past its timeout: %q (error %v)", text, isErr)
+	}
+	id := taskIDIn(t, text)
+	mu.Lock()
+	got := strings.Join(messages, "|")
+	mu.Unlock()
+	if !strings.HasPrefix(got, "step-one|step-two") {
+		t.Errorf("progress messages = %q, want step-one then step-two", got)
+	}
+	if st := h.status(id); st.Status != "running" || !st.Background {
+		t.Fatalf("after the timeout the task is %s (background %v), want running in the background", st.Status, st.Background)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	h.wait(id)
+	text, _ = callTool(t, cs, "task_list", map[string]any{"status": "completed"})
+	if envelopesOf(text, id) != 1 || !strings.Contains(text, "<status>completed</status>") {
+		t.Errorf("the next result should carry the task's notification once:\n%s", text)
+	}
+	text, _ = callTool(t, cs, "task_status", map[string]any{"task_id": id})
+	if envelopesOf(text, id) != 0 || !strings.Contains(text, "status: completed (exit 0)") || !strings.HasSuffix(text, "done") {
+		t.Errorf("task_status after delivery: %q", text)
+	}
+}
+
+// TestMCPToolErrors: bad arguments, unknown tasks and refused commands are
+// tool errors of one line; an unknown tool is a protocol error; the server
+// keeps serving after each.
+func TestMCPToolErrors(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"task_status", map[string]any{"task_id": "deadbeef"}, `no task with id "deadbeef"`},
+		{"task_output", map[string]any{"task_id": "deadbeef", "tail_lines": 3, "offset": 1}, "give either tail_lines or offset/limit"},
+		{"task_stop", map[string]any{"task_id": "deadbeef"}, `no task with id "deadbeef"`},
+		{"task_wait", map[string]any{"task_ids": []string{}, "timeout_ms": 10}, "task_ids is empty"},
+		{"task_wait", map[string]any{"task_ids": []string{"deadbeef"}}, "timeout_ms"},
+		{"task_list", map[string]any{"status": "done"}, `unknown status "done"`},
+		{"shell", map[string]any{"command": "  "}, "command is empty"},
+		{"shell", map[string]any{"command": "make &", "is_background": true}, "ends with a bare '&'"},
+		{"shell", map[string]any{"command": "true", "timeout_ms": -1}, "timeout_ms must not be negative"},
+		{"shell", map[string]any{"command": "true", "cwd": "/nonexistent/dir"}, "does not exist"},
+		{"shell", map[string]any{"is_background": true}, "command"},
+	} {
+		text, isErr := callTool(t, cs, c.tool, c.args)
+		if !isErr || !strings.Contains(text, c.want) || strings.Contains(text, "\n") {
+			t.Errorf("%s %v: %q (error %v), want one error line containing %q", c.tool, c.args, text, isErr, c.want)
+		}
+	}
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope"})
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("an unknown tool: %v, want a protocol error naming it", err)
+	}
+	if text, isErr := callTool(t, cs, "task_list", nil); isErr || text != "No tasks." {
+		t.Errorf("after the errors, task_list = %q (error %v)", text, isErr)
+	}
+}
+
+// TestMCPMalformedRequest: a line that is not JSON-RPC gets a JSON-RPC
+// error and the server answers the next request.
+func TestMCPMalformedRequest(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cmd := exec.Command(qtaskBin, "mcp")
+	cmd.Env, cmd.Dir, cmd.Stderr = h.env, h.root, os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		out := bufio.NewScanner(stdout)
+		out.Buffer(nil, 1<<20)
+		for out.Scan() {
+			lines <- out.Text()
+		}
+	}()
+	send := func(line string) map[string]any {
+		t.Helper()
+		if _, err := stdin.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		var reply string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("after %s the server ended", line)
+			}
+			reply = l
+		case <-time.After(time.Minute):
+			t.Fatalf("after %s the server said nothing for a minute", line)
+		}
+		var msg map[string]any
+		if err := json.Unmarshal([]byte(reply), &msg); err != nil {
+			t.Fatalf("server printed %q: %v", reply, err)
+		}
+		return msg
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	for _, bad := range []string{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":`, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"nope"}`,
+		`{"jsonrpc":"1.0","id":5,"method":"tools/list"}`, `[1,2]`} {
+		if msg := send(bad); msg["error"] == nil {
+			t.Errorf("%s got %v, want a JSON-RPC error", bad, msg)
+		}
+	}
+	// A response to nothing the server asked: no answer, and no harm.
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":"stray","result":{}}` + "\n"))
+	msg := send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	if res, _ := msg["result"].(map[string]any); res == nil || res["tools"] == nil {
+		t.Errorf("tools/list after malformed requests: %v", msg)
+	}
+}
+
+// TestMCPTasksOutliveServer: a background task started through one server
+// runs on after that server is gone; a new server lists it and delivers
+// the notification that was pending, once.
+func TestMCPTasksOutliveServer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	gate := filepath.Join(h.root, "gate")
+	cs, cmd := h.mcpClient(nil)
+	text, _ := callTool(t, cs, "shell", map[string]any{
+		"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo survived", gate), "is_background": true})
+	id := taskIDIn(t, text)
+	cs.Close()
+	cmd.Wait()
+	os.WriteFile(gate, nil, 0o600)
+	if st := h.wait(id); st.Status != "completed" {
+		t.Fatalf("the task ended %s after its server exited", st.Status)
+	}
+	cs2, _ := h.mcpClient(nil)
+	text, _ = callTool(t, cs2, "task_list", nil)
+	if !strings.Contains(text, id+"  completed (exit 0)") || envelopesOf(text, id) != 1 || !strings.Contains(text, "survived") {
+		t.Errorf("a new server's task_list:\n%s\nwant the task, completed, with its notification once", text)
+	}
+	if text, _ = callTool(t, cs2, "task_list", nil); envelopesOf(text, id) != 0 {
+		t.Errorf("the notification came twice:\n%s", text)
+	}
+}
+
+// TestMCPServerKilledMidCall: a server killed while a foreground call
+// waits leaves the task running in the background (not attended by
+// nobody, not running forever): it ends and its end is queued.
+func TestMCPServerKilledMidCall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	gate := filepath.Join(h.root, "gate")
+	cs, cmd := h.mcpClient(nil)
+	called := make(chan struct{})
+	go func() {
+		defer close(called)
+		cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+			"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done", gate), "name": "killed-mid-call"}})
+	}()
+	var id string
+	eventually(t, "the foreground task to start", func() bool {
+		r := h.qtask("ls", "--json")
+		var list []struct{ ID, Name string }
+		json.Unmarshal([]byte(r.stdout), &list)
+		for _, task := range list {
+			if task.Name == "killed-mid-call" {
+				id = task.ID
+			}
+		}
+		return id != ""
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-called
+	eventually(t, "the orphaned foreground task to count as background", func() bool { return h.status(id).Background })
+	os.WriteFile(gate, nil, 0o600)
+	if st := h.wait(id); st.Status != "completed" {
+		t.Fatalf("the task ended %s", st.Status)
+	}
+	if ids, _ := h.inboxIDs("default"); len(ids) != 1 || ids[0] != id {
+		t.Errorf("inbox after the server died = %q, want the task's end", ids)
+	}
+}
+
+// TestMCPNotificationsRaceInbox: 20 tasks end while an MCP client and an
+// inbox reader both read the scope's queue: every notification is
+// delivered exactly once in total.
+func TestMCPNotificationsRaceInbox(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	gate := filepath.Join(h.root, "gate")
+	cs, _ := h.mcpClient(nil)
+	want := map[string]bool{}
+	for i := range 20 {
+		text, _ := callTool(t, cs, "shell", map[string]any{
+			"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo n%d", gate, i), "is_background": true})
+		want[taskIDIn(t, text)] = true
+	}
+	os.WriteFile(gate, nil, 0o600)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	note := func(ids []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
+	total := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, c := range seen {
+			n += c
+		}
+		return n
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for total() < len(want) && time.Now().Before(deadline) {
+			ids, _ := h.inboxIDs("default")
+			note(ids)
+		}
+	}()
+	envelope := regexp.MustCompile(`<task-id>([0-9a-f]+)</task-id>`)
+	for total() < len(want) && time.Now().Before(deadline) {
+		text, _ := callTool(t, cs, "task_list", map[string]any{"status": "running"})
+		var ids []string
+		for _, m := range envelope.FindAllStringSubmatch(text, -1) {
+			ids = append(ids, m[1])
+		}
+		note(ids)
+	}
+	wg.Wait()
+	for id := range want {
+		if seen[id] != 1 {
+			t.Errorf("task %s was delivered %d times", id, seen[id])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("delivered %d distinct tasks, want %d", len(seen), len(want))
+	}
+}
