@@ -47,6 +47,10 @@ const SideText = "mock"
 type Turn struct {
 	Text  string
 	Calls []Call
+	// Decide, if set, replaces the turn by what it returns for the request
+	// being answered: a reply that depends on what the agent sent, such as
+	// an id in the last tool result.
+	Decide func(Request) Turn
 }
 
 // Call is one tool call. Shell calls name no tool: the server resolves them
@@ -77,6 +81,9 @@ func ShellBackground(command string) Turn {
 func Tool(name string, args map[string]any) Turn {
 	return Turn{Calls: []Call{{Name: name, Args: args}}}
 }
+
+// Func is a Turn decided when its request arrives, by decide.
+func Func(decide func(Request) Turn) Turn { return Turn{Decide: decide} }
 
 // shellTools are the names the agents give their shell tool.
 var shellTools = []string{"Bash", "run_shell_command"}
@@ -218,6 +225,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case r.Main:
 		turn = s.next()
+		if turn.Decide != nil {
+			turn = turn.Decide(r)
+		}
 		r.Reply = s.resolve(turn, &r)
 	case route.kind == kindGenerate:
 		r.Reply = Reply{Text: SideText}

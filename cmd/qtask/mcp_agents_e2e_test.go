@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/agenttest"
+	"github.com/qtask/qtask/agent/mockmodel"
+)
+
+// mcpServer is `qtask mcp` as an agent or the inspector starts it: in the
+// harness's world, with its own scope (agents pass their servers only the
+// environment they are given).
+func (h *harness) mcpServer(scope string) agenttest.MCPServer {
+	return agenttest.MCPServer{Name: "qtask", Command: qtaskBin, Args: []string{"mcp"}, Env: map[string]string{
+		"QTASK_STATE_DIR": h.state, "QTASK_CONFIG": h.config, "QTASK_TMUX_SOCKET": h.socket, "QTASK_SCOPE": scope,
+	}}
+}
+
+// TestMCPInspector: the official MCP inspector CLI lists qtask's tools,
+// calls them with valid and invalid arguments, and gets exit 5 for a tool
+// that does not exist.
+func TestMCPInspector(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	server := h.mcpServer("inspector")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inspect := func(args ...string) (string, int) {
+		cmd := agenttest.InspectorCommand(ctx, t, server, args...)
+		out, _ := agenttest.Output(ctx, cmd)
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := inspect("--method", "tools/list")
+	for _, tool := range []string{"shell", "task_list", "task_status", "task_output", "task_stop", "task_wait"} {
+		if !strings.Contains(out, fmt.Sprintf(`"name": %q`, tool)) {
+			t.Errorf("tools/list (exit %d) lacks %s:\n%s", code, tool, out)
+		}
+	}
+	if strings.Contains(out, "outputSchema") {
+		t.Errorf("a tool declares an output schema:\n%s", out)
+	}
+	out, code = inspect("--method", "tools/call", "--tool-name", "shell", "--tool-arg", "command=echo inspected-$((6*7))")
+	if code != 0 || !strings.Contains(out, "inspected-42") || !strings.Contains(out, "completed (exit 0)") || strings.Contains(out, `"isError": true`) {
+		t.Errorf("shell through the inspector: exit %d\n%s", code, out)
+	}
+	id := taskIDPattern.FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no task id in %s", out)
+	}
+	out, code = inspect("--method", "tools/call", "--tool-name", "task_output", "--tool-arg", "task_id="+id[1], "--tool-arg", "tail_lines=1")
+	if code != 0 || !strings.Contains(out, "inspected-42") {
+		t.Errorf("task_output through the inspector: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"--tool-name", "task_status", "--tool-arg", "task_id=ffffffff"},
+		{"--tool-name", "task_wait", "--tool-arg", "task_ids=[]", "--tool-arg", "timeout_ms=5"},
+		{"--tool-name", "task_output", "--tool-arg", "task_id=" + id[1], "--tool-arg", "offset=-1"},
+	} {
+		out, code = inspect(append([]string{"--method", "tools/call"}, args...)...)
+		if !strings.Contains(out, `"isError": true`) || !strings.Contains(out, "Error: ") {
+			t.Errorf("%v: exit %d, want a tool error:\n%s", args, code, out)
+		}
+	}
+	if _, code = inspect("--method", "tools/call", "--tool-name", "nope"); code != 5 {
+		t.Errorf("an unknown tool: exit %d, want 5", code)
+	}
+}
+
+// TestMCPWithRealAgents: each pinned agent starts `qtask mcp` as its MCP
+// server; the model (scripted) starts a background task with the shell
+// tool, then waits for it with task_wait. What reaches the model: the
+// shell result with the task id and output file, then the wait result with
+// the task's end and its notification, exactly once in the whole
+// conversation.
+func TestMCPWithRealAgents(t *testing.T) {
+	for _, a := range []agenttest.Agent{agenttest.Claude, agenttest.Qwen, agenttest.Gemini} {
+		t.Run(a.Name, func(t *testing.T) {
+			agenttest.Require(t, a)
+			h := newHarness(t)
+			h.writeConfig("shell = \"sh\"\n")
+			gate := filepath.Join(h.root, "gate")
+			marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
+			shell, wait := a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
+			var mu sync.Mutex // id is set by the mock's handler
+			var id string
+			idIn := regexp.MustCompile(`Started task ([0-9a-f]{8}) in the background`)
+			mock, err := mockmodel.Start(
+				mockmodel.Tool(shell, map[string]any{"is_background": true,
+					"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo %s; exit 3", gate, marker)}),
+				mockmodel.Func(func(r mockmodel.Request) mockmodel.Turn {
+					results := r.ToolResults()
+					mu.Lock()
+					defer mu.Unlock()
+					if m := idIn.FindStringSubmatch(strings.Join(results, "\n")); m != nil {
+						id = m[1]
+					}
+					os.WriteFile(gate, nil, 0o600) // after the shell result: the end goes to task_wait's
+					return mockmodel.Tool(wait, map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
+				}),
+				mockmodel.Text("done"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(mock.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			run := &agenttest.Run{Agent: a, Prompt: "run it in the background and wait for it", Model: mock.URL(),
+				MCP: []agenttest.MCPServer{h.mcpServer("agent-" + a.Name)}}
+			if a == agenttest.Claude {
+				run.Args = []string{"--allowedTools", shell + "," + wait}
+			}
+			start := time.Now()
+			out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+			t.Logf("%s ran in %v", a.Name, time.Since(start).Round(time.Millisecond))
+			if err != nil {
+				t.Fatalf("%v\n%s\nrequests:\n%s", err, out, mock.Summary())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			turns := mock.MainTurns()
+			if len(turns) != 3 || id == "" {
+				t.Fatalf("%d main turns, task id %q; want 3 and an id\nrequests:\n%s", len(turns), id, mock.Summary())
+			}
+			results := turns[2].ToolResults()
+			if len(results) != 2 {
+				t.Fatalf("tool results in the last turn: %q, want the shell's and task_wait's", results)
+			}
+			if !strings.Contains(results[0], "Output file: "+filepath.Join(h.state, "output", id+".log")) {
+				t.Errorf("the shell result the model read: %q", results[0])
+			}
+			if !strings.Contains(results[1], id+" failed: exited with code 3") || !strings.Contains(results[1], marker) {
+				t.Errorf("the task_wait result the model read: %q", results[1])
+			}
+			// The notification: in task_wait's result, once in the whole
+			// conversation the last request carries.
+			if n := turns[2].Count("<task-id>" + id + "</task-id>"); n != 1 {
+				t.Errorf("the task's notification reached the model %d times, want 1\nresults: %q", n, results)
+			}
+			if ids, _ := h.inboxIDs("agent-" + a.Name); len(ids) != 0 {
+				t.Errorf("the inbox still had %q after the MCP result delivered it", ids)
+			}
+		})
+	}
+}
