@@ -47,6 +47,9 @@ type Env struct {
 	// install` sets it for the agent's tool processes) and words its
 	// results for the agent.
 	Agent bool
+	// Locale is the character-type locale in force: $LC_ALL, else
+	// $LC_CTYPE, else $LANG ("" when none is set, which is "C").
+	Locale string
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -69,6 +72,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		Tmux:       getenv("TMUX"),
 		TmuxPane:   getenv("TMUX_PANE"),
 		TmuxTmpdir: getenv("TMUX_TMPDIR"),
+		Locale:     firstNonEmpty(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG")),
 	}
 	switch v := getenv("QTASK_AGENT"); v {
 	case "", "0", "false":

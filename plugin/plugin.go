@@ -102,3 +102,26 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 	}
 	return bindings, nil
 }
+
+// Missing lists the bindings the user's options ask for that the server
+// does not have as the plugin binds them (with any qtask binary): the
+// plugin was never loaded, or the key was rebound since.
+func Missing(ctx context.Context, server tmux.Server) ([]Binding, error) {
+	options, err := ReadOptions(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	var missing []Binding
+	for _, b := range Bindings("qtask", options) {
+		line, err := server.PrefixBinding(ctx, b.Key)
+		if err != nil {
+			return nil, err
+		}
+		// The command as tmux lists it, from the subcommand on; the
+		// binary's path differs between installs.
+		if _, tail, _ := strings.Cut(b.Command, "' "); !strings.Contains(line, tail) {
+			missing = append(missing, b)
+		}
+	}
+	return missing, nil
+}

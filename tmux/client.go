@@ -3,6 +3,8 @@ package tmux
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -70,4 +72,30 @@ func (s Server) BindPrefixShell(ctx context.Context, key, command string) error 
 func (s Server) UnbindPrefix(ctx context.Context, key string) error {
 	_, err := s.run(ctx, "unbind-key", "-T", "prefix", literalArg(key))
 	return err
+}
+
+// Version is `tmux -V` ("tmux 3.3a"), which needs no server.
+func Version(ctx context.Context) (string, error) {
+	if !installed() {
+		return "", ErrNotInstalled
+	}
+	out, err := exec.CommandContext(ctx, "tmux", "-V").Output()
+	if err != nil {
+		return "", &Error{Args: []string{"-V"}, Err: err}
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// PID is the server's process id; an error (ErrNoServer) when no server
+// listens on its socket.
+func (s Server) PID(ctx context.Context) (int, error) {
+	out, err := s.run(ctx, "display-message", "-p", "#{pid}")
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(out)
+	if err != nil {
+		return 0, &Error{Args: []string{"display-message", "-p", "#{pid}"}, Stderr: "unexpected output " + out, Err: err}
+	}
+	return pid, nil
 }

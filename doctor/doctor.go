@@ -1,0 +1,189 @@
+// Package doctor checks what qtask needs from the machine it runs on and
+// says, for each problem, how to fix it: tmux and its server, the plugin's
+// key bindings, the state directory, the config file, the locale, and a
+// tmux server living in a service's cgroup (killed with the service).
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/plugin"
+	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
+)
+
+// Finding is the result of one check. Fix is empty when OK.
+type Finding struct {
+	Check  string `json:"check"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Inputs are what the checks look at.
+type Inputs struct {
+	Server tmux.Server
+	Env    config.Env
+}
+
+// minTmux is the oldest tmux qtask supports (display-popup, -u behaviour).
+const minTmux = 3.2
+
+// Run runs every check, in an order where a failure explains the ones
+// after it (no tmux, no server, no bindings).
+func Run(ctx context.Context, in Inputs) []Finding {
+	var out []Finding
+	tmuxOK, f := checkTmux(ctx)
+	out = append(out, f)
+	if tmuxOK {
+		out = append(out, checkServer(ctx, in.Server)...)
+	}
+	out = append(out, checkState(in.Env.StateDir), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
+	return out
+}
+
+// Healthy reports whether no check failed.
+func Healthy(fs []Finding) bool {
+	for _, f := range fs {
+		if !f.OK {
+			return false
+		}
+	}
+	return true
+}
+
+var tmuxVersion = regexp.MustCompile(`(\d+)\.(\d+)`)
+
+func checkTmux(ctx context.Context) (bool, Finding) {
+	f := Finding{Check: "tmux"}
+	v, err := tmux.Version(ctx)
+	if err != nil {
+		f.Detail, f.Fix = err.Error(), "install tmux 3.2 or newer (apt-get install tmux, brew install tmux)"
+		return false, f
+	}
+	f.Detail = v
+	m := tmuxVersion.FindStringSubmatch(v)
+	if m == nil {
+		f.OK = true // a build that does not say (tmux next-3.5): assume new
+		return true, f
+	}
+	major, _ := strconv.ParseFloat(m[1]+"."+m[2], 64)
+	if major < minTmux {
+		f.Fix = fmt.Sprintf("upgrade tmux to %.1f or newer", minTmux)
+		return true, f
+	}
+	f.OK = true
+	return true, f
+}
+
+// checkServer looks at the tmux server qtask would use: reachable, the
+// plugin's bindings, and the cgroup it lives in.
+func checkServer(ctx context.Context, server tmux.Server) []Finding {
+	f := Finding{Check: "tmux server", OK: true}
+	pid, err := server.PID(ctx)
+	if errors.Is(err, tmux.ErrNoServer) {
+		f.Detail = fmt.Sprintf("none running on %s yet; qtask starts one with the first task", server)
+		return []Finding{f}
+	}
+	if err != nil {
+		f.OK, f.Detail = false, err.Error()
+		f.Fix = "check QTASK_TMUX_SOCKET / $TMUX, or run `tmux " + strings.Join(server.Args(), " ") + " kill-server` if it hangs"
+		return []Finding{f}
+	}
+	f.Detail = fmt.Sprintf("%s, pid %d", server, pid)
+	return []Finding{f, checkBindings(ctx, server), checkCgroup(pid)}
+}
+
+func checkBindings(ctx context.Context, server tmux.Server) Finding {
+	f := Finding{Check: "plugin key bindings"}
+	missing, err := plugin.Missing(ctx, server)
+	if err != nil {
+		f.Detail = err.Error()
+		return f
+	}
+	if len(missing) == 0 {
+		f.OK, f.Detail = true, "bound"
+		return f
+	}
+	var keys []string
+	for _, b := range missing {
+		keys = append(keys, fmt.Sprintf("prefix %s (%s, %s)", b.Key, b.What, b.Option))
+	}
+	f.Detail = "not bound: " + strings.Join(keys, ", ")
+	f.Fix = "load the plugin: `run-shell /path/to/qtask/scripts/qtask.tmux` in ~/.tmux.conf (or TPM), or run `qtask init tmux` inside tmux"
+	return f
+}
+
+// checkCgroup catches the tmux server that was started from a service
+// (a terminal emulator's unit, an IDE, a CI job): systemd kills everything
+// in the service's cgroup when it stops or restarts, tasks included.
+func checkCgroup(pid int) Finding {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return Finding{Check: "tmux server cgroup", OK: true, Detail: "unknown (" + err.Error() + ")"}
+	}
+	return cgroupFinding(string(data))
+}
+
+// cgroupFinding judges the server's /proc/PID/cgroup.
+func cgroupFinding(data string) Finding {
+	f := Finding{Check: "tmux server cgroup", OK: true}
+	path := ""
+	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
+		if parts := strings.SplitN(line, ":", 3); len(parts) == 3 && parts[2] != "" {
+			path = parts[2]
+		}
+	}
+	f.Detail = path
+	last := path[strings.LastIndex(path, "/")+1:]
+	if strings.HasSuffix(last, ".service") && !strings.HasPrefix(last, "user@") {
+		f.OK = false
+		f.Fix = "the server dies when " + last + " restarts or stops, and every task with it: start tmux from a login shell, or as its own scope (`systemd-run --user --scope tmux`)"
+	}
+	return f
+}
+
+func checkState(dir string) Finding {
+	f := Finding{Check: "state directory", Detail: dir}
+	if _, err := tasks.OpenStore(dir); err != nil {
+		f.Detail, f.Fix = err.Error(), "see the error: chmod 700 / chown the directory, or set QTASK_STATE_DIR"
+		return f
+	}
+	f.OK = true
+	return f
+}
+
+func checkConfig(path string) Finding {
+	f := Finding{Check: "config", Detail: path}
+	_, exists, err := config.Load(path)
+	switch {
+	case err != nil:
+		f.Detail, f.Fix = err.Error(), "fix the file (`qtask config check` validates it), or point QTASK_CONFIG elsewhere"
+		return f
+	case !exists:
+		f.Detail = "none (defaults); would be read from " + path
+	}
+	f.OK = true
+	return f
+}
+
+func checkLocale(locale string) Finding {
+	f := Finding{Check: "locale", Detail: locale}
+	if locale == "" {
+		f.Detail = "none set (C)"
+	}
+	l := strings.ToLower(locale)
+	if strings.Contains(l, "utf-8") || strings.Contains(l, "utf8") {
+		f.OK = true
+		return f
+	}
+	f.Fix = "set LANG=C.UTF-8 (or another UTF-8 locale) for your shell and tmux: without it a tmux client shows ⏵ ✗ ✓ and other non-ASCII text as _ (qtask's own tmux calls are unaffected)"
+	return f
+}
