@@ -42,6 +42,11 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 		return "", argError("the command ends with a bare '&', which would fork it away from the task qtask tracks: " +
 			"drop the '&' and set is_background: true instead")
 	}
+	if !in.IsBackground {
+		if err := agent.CheckSleep(in.Command); err != nil {
+			return "", err
+		}
+	}
 	timeout, err := waitFor("timeout_ms", in.TimeoutMS, h.opts.ForegroundTimeout)
 	if err != nil {
 		return "", err
@@ -108,6 +113,11 @@ func (h *handlers) foreground(c *call, t *tasks.Task, timeout time.Duration) (st
 	default:
 		c.own = end.ID // this result is its notification
 		fmt.Fprintf(&b, "Task %s %s.", end.ID, end.StatusText())
+		if end.EndedByItself() {
+			if hint := agent.AgentLongRunningHint(end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
+				b.WriteString("\n" + hint)
+			}
+		}
 		return b.String(), nil
 	}
 	fmt.Fprintf(&b, "Its output continues in %s. You will be told when it ends; "+

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/agent/mcpserver"
+	"github.com/qtask/qtask/config"
 )
 
 // MCPOptions are the parsed flags of `qtask mcp` (none yet).
@@ -46,9 +47,11 @@ func runMCP(ctx context.Context, deps *Deps, _ *MCPOptions) error {
 	if err != nil {
 		return err
 	}
+	start := deps.startOptions(cfg)
+	start.WindowInSession = cfg.AgentWindows == config.AgentWindowsQtask
 	server := mcpserver.New(mcpserver.Options{
 		Store:             store,
-		Start:             deps.startOptions(cfg),
+		Start:             start,
 		Dir:               wd,
 		ForegroundTimeout: cfg.ForegroundTimeout,
 		Started:           func() { autoPrune(deps, store, cfg.KeepFinished) },

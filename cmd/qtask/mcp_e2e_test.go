@@ -251,6 +251,7 @@ func TestMCPToolErrors(t *testing.T) {
 		{"shell", map[string]any{"command": "true", "timeout_ms": -1}, "timeout_ms must not be negative"},
 		{"shell", map[string]any{"command": "true", "cwd": "/nonexistent/dir"}, "does not exist"},
 		{"shell", map[string]any{"is_background": true}, "command"},
+		{"shell", map[string]any{"command": "sleep 30 && make"}, "starts by sleeping for 30s"},
 	} {
 		text, isErr := callTool(t, cs, c.tool, c.args)
 		if !isErr || !strings.Contains(text, c.want) || strings.Contains(text, "\n") {
@@ -453,5 +454,30 @@ func TestMCPNotificationsRaceInbox(t *testing.T) {
 	}
 	if len(seen) != len(want) {
 		t.Errorf("delivered %d distinct tasks, want %d", len(seen), len(want))
+	}
+}
+
+// TestMCPForegroundRules: agent mode's rules hold for MCP foreground
+// calls: a leading sleep is refused (above), a background one is not, and
+// a long foreground command that ended by itself gets the long-running
+// hint, worded for an agent.
+func TestMCPForegroundRules(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	cs, _ := h.mcpClient(nil)
+	text, isErr := callTool(t, cs, "shell", map[string]any{"command": "sleep 30 && true", "is_background": true})
+	if isErr || !strings.Contains(text, "in the background") {
+		t.Errorf("a background sleep: %q (error %v)", text, isErr)
+	}
+	callTool(t, cs, "task_stop", map[string]any{"task_id": taskIDIn(t, text)})
+	text, isErr = callTool(t, cs, "shell", map[string]any{"command": "true; sleep 5; echo slept", "timeout_ms": 10000})
+	if isErr || !strings.Contains(text, "slept\n") || !strings.Contains(text, "completed (exit 0)") ||
+		!regexp.MustCompile(`This command ran for \d+s\. Next time, run similar long commands in the background`).MatchString(text) {
+		t.Errorf("a long foreground call: %q (error %v), want the long-running hint", text, isErr)
+	}
+	text, _ = callTool(t, cs, "shell", map[string]any{"command": "echo quick"})
+	if strings.Contains(text, "This command ran for") {
+		t.Errorf("a quick foreground call got the hint: %q", text)
 	}
 }
