@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,6 +43,37 @@ type StopOptions struct {
 // stopSettleTimeout bounds how long Stop waits, after SIGKILL, for the
 // wrapper to record the end before settling the task itself.
 const stopSettleTimeout = 5 * time.Second
+
+// StopResult is how one of the stops of StopMany ended: Task as Stop
+// returns it, or Err.
+type StopResult struct {
+	Task *Task
+	Err  error
+}
+
+// maxParallelStops bounds the stops StopMany runs at once: each watches the
+// state directory through an inotify instance of its own, and a user has
+// 128 of those by default.
+const maxParallelStops = 32
+
+// StopMany stops the tasks ids name all at once rather than one after the
+// other, so that n tasks ignoring SIGTERM cost one grace, not n. The results
+// are in the order of ids.
+func (s *Store) StopMany(ctx context.Context, ids []string, opts StopOptions) []StopResult {
+	results := make([]StopResult, len(ids))
+	slots := make(chan struct{}, maxParallelStops)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t, err := s.Stop(ctx, id, opts)
+			results[i] = StopResult{Task: t, Err: err}
+		})
+	}
+	wg.Wait()
+	return results
+}
 
 // Stop ends a running task: the first signal to its whole process group
 // (grandchildren too), SIGKILL after the grace, and it returns once the task

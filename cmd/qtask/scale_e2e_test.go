@@ -117,3 +117,52 @@ func zombie(stat []byte) bool {
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(fields) == 0 || fields[0] == "Z"
 }
+
+// TestStopAllSignalsEveryTaskFirst: tasks that ignore SIGTERM are all sent
+// it before any of them is killed, so `stop --all` of n such tasks costs one
+// grace, not n. Each task notes when SIGTERM reached it; every note must
+// come before the first task ended.
+func TestStopAllSignalsEveryTaskFirst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\nstop_grace = \"2s\"\n")
+	const n = 3
+	notes := make([]string, n)
+	ids := make([]string, n)
+	for i := range n {
+		notes[i] = filepath.Join(h.root, "term"+strconv.Itoa(i))
+		// date +%s%N: nanoseconds, to compare with ended_at.
+		ids[i] = h.start(`trap 'date +%s%N > ` + notes[i] + `' TERM; while :; do sleep 0.1; done`).ID
+	}
+	for _, id := range ids {
+		eventually(t, "task "+id+" to run", func() bool { return h.status(id).PID != 0 })
+	}
+	out := h.mustQtask("stop", "--all")
+	if got := strings.Count(out, "Stopped task "); got != n {
+		t.Fatalf("stop --all reported %d stopped tasks, want %d:\n%s", got, n, out)
+	}
+	firstEnd := time.Time{}
+	for _, id := range ids {
+		st := h.status(id)
+		if st.Status != tasks.StatusCancelled || st.EndedAt == nil {
+			t.Fatalf("task %s is %s after stop --all, want cancelled", id, st.StatusText())
+		}
+		if firstEnd.IsZero() || st.EndedAt.Before(firstEnd) {
+			firstEnd = *st.EndedAt
+		}
+	}
+	for i, note := range notes {
+		data, err := os.ReadFile(note)
+		if err != nil {
+			t.Fatalf("task %s never got SIGTERM: %v", ids[i], err)
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil {
+			t.Fatalf("task %s noted %q", ids[i], data)
+		}
+		if got := time.Unix(0, ns); got.After(firstEnd) {
+			t.Errorf("task %s got SIGTERM at %s, after the first task had ended (%s): stop --all stops one task after another",
+				ids[i], got.Format(time.RFC3339Nano), firstEnd.Format(time.RFC3339Nano))
+		}
+	}
+}

@@ -72,8 +72,8 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 		}
 	}
 	var failed error
-	for _, id := range ids {
-		t, err := store.Stop(ctx, id, tasks.StopOptions{Grace: grace})
+	for _, res := range store.StopMany(ctx, ids, tasks.StopOptions{Grace: grace}) {
+		t, err := res.Task, res.Err
 		var notRunning *tasks.NotRunningError
 		switch {
 		case errors.As(err, &notRunning):
