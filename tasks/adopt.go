@@ -242,7 +242,15 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	if !r.Adopted {
 		return fmt.Errorf("task %s was not adopted from a shell", id)
 	}
-	o := r.stopOutcome(codeOutcome(status))
+	// The exit goes on record under the lock under which a stop signals
+	// and records its request (noteExit), so the verdict sees a stop whose
+	// SIGINT is why the command ended, and a stop that comes later finds
+	// the end instead of turning it into "cancelled".
+	o := codeOutcome(status)
+	if cur, err := s.noteExit(id, o); err == nil {
+		r = cur
+	}
+	o = r.stopOutcome(o)
 	o.outputLoss = s.awaitAck(r, tty)
 	// The prompt hook waits on this: one try, no retries.
 	s.settleEnd(r, tty, o, 0)

@@ -142,9 +142,10 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 }
 
 // noteExit records that the command exited, and with what code, before the
-// wrapper waits for the output: a promote or a stop arriving from now on
-// reports the end instead of releasing the caller with "promoted" or
-// turning it into "cancelled". It is written under the lock under which
+// wrapper (or an adopted command's prompt hook) waits for the output: a
+// promote or a stop arriving from now on reports the end instead of
+// releasing the caller with "promoted" or turning it into "cancelled". It
+// is written under the lock under which
 // stop signals and records its request, so the record it returns says
 // whether a stop came first (and its signal may be why the command ended).
 // A failure to write is left to settle to report; promote then still sees
