@@ -50,6 +50,10 @@ type Env struct {
 	// Locale is the character-type locale in force: $LC_ALL, else
 	// $LC_CTYPE, else $LANG ("" when none is set, which is "C").
 	Locale string
+	// ClaudeBashTimeout is $BASH_DEFAULT_TIMEOUT_MS, the default timeout
+	// of Claude Code's Bash tool in milliseconds, as Claude's commands see
+	// it; empty if unset.
+	ClaudeBashTimeout string
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -83,6 +87,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
+	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
 
 	var err error
 	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")

@@ -17,6 +17,10 @@ import (
 // config and environment into it.
 type StartOptions struct {
 	Command    string   // one shell command string, run with Shell -c
+	// Script, when set, is what Shell runs instead of Command, which is
+	// then only what people and agents are shown (ls, notifications): a
+	// coding agent's script around the command its model wrote.
+	Script string
 	Name       string   // optional label
 	Cwd        string   // absolute directory the command runs in
 	Env        []string // the caller's environment, handed to the command
@@ -79,7 +83,11 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 			os.Remove(s.outputPath(id))
 		}
 	}()
-	sp := spec{Command: opts.Command, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace}
+	run := opts.Command
+	if opts.Script != "" {
+		run = opts.Script
+	}
+	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace}
 	data, err := json.Marshal(sp)
 	if err != nil {
 		return nil, fmt.Errorf("encode task spec: %w", err)

@@ -23,7 +23,7 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return usageErrorf("unknown command %q for \"qtask agent\": want inbox, hook, install or uninstall", args[0])
+			return usageErrorf("unknown command %q for \"qtask agent\": want inbox, hook, install, uninstall or shell", args[0])
 		},
 	}
 	cmd.AddCommand(
@@ -31,6 +31,7 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 		NewCmdAgentHook(deps, nil),
 		NewCmdAgentInstall(deps, nil, false),
 		NewCmdAgentInstall(deps, nil, true),
+		NewCmdAgentShell(deps, nil),
 	)
 	return cmd
 }

@@ -152,7 +152,7 @@ func Main() int {
 		deps.Self = self
 	}
 	root := NewCmdRoot(deps)
-	root.SetArgs(os.Args[1:])
+	root.SetArgs(claudeShellArgs(os.Args))
 	var err error
 	if envErr != nil {
 		err = envErr

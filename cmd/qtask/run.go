@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
 )
@@ -28,6 +29,11 @@ type RunOptions struct {
 	// Agent words the results for a coding agent and refuses a leading
 	// sleep (--agent or $QTASK_AGENT).
 	Agent bool
+	// Set by a routed agent command, not by flags: the script the shell
+	// runs around Command, the shell that runs it, and the timeout of the
+	// agent's tool, which the foreground timeout stays under.
+	Script, Shell string
+	ToolTimeout   time.Duration
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
@@ -104,25 +110,10 @@ printing its id and output file.`,
 }
 
 func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
-	cwd, err := resolveCwd(opts.Cwd)
+	cfg, store, t, err := startRun(ctx, deps, opts)
 	if err != nil {
 		return err
 	}
-	cfg, store, err := deps.ConfigAndStore(ctx)
-	if err != nil {
-		return err
-	}
-	start := deps.startOptions(cfg)
-	start.Command, start.Name, start.Cwd, start.Background = opts.Command, opts.Name, cwd, opts.Background
-	if !opts.Background {
-		start.WaiterPID = os.Getpid()
-	}
-	start.WindowInSession = opts.Agent && cfg.AgentWindows == config.AgentWindowsQtask
-	t, err := store.Start(ctx, start)
-	if err != nil {
-		return err
-	}
-	autoPrune(deps, store, cfg.KeepFinished)
 	if !opts.Background {
 		return runForeground(ctx, deps, store, t, cfg, opts)
 	}
@@ -142,6 +133,35 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	return nil
 }
 
+// startRun starts the task `run` asked for and returns it with the config
+// and store it was started with.
+func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config, *tasks.Store, *tasks.Task, error) {
+	cwd, err := resolveCwd(opts.Cwd)
+	if err != nil {
+		return config.Config{}, nil, nil, err
+	}
+	cfg, store, err := deps.ConfigAndStore(ctx)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	start := deps.startOptions(cfg)
+	start.Command, start.Name, start.Cwd, start.Background = opts.Command, opts.Name, cwd, opts.Background
+	start.Script = opts.Script
+	if !opts.Background {
+		start.WaiterPID = os.Getpid()
+	}
+	start.WindowInSession = opts.Agent && cfg.AgentWindows == config.AgentWindowsQtask
+	if opts.Shell != "" {
+		start.Shell = opts.Shell
+	}
+	t, err := store.Start(ctx, start)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	autoPrune(deps, store, cfg.KeepFinished)
+	return cfg, store, t, nil
+}
+
 // runForeground streams a foreground task's output until it ends (exit
 // with its code), is promoted (exit 125) or times out.
 func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks.Task, cfg config.Config, opts *RunOptions) error {
@@ -149,6 +169,7 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 	if opts.Timeout != nil {
 		timeout = *opts.Timeout
 	}
+	timeout = route.ForegroundTimeout(timeout, opts.ToolTimeout)
 	onTimeout := cfg.OnTimeout
 	if opts.OnTimeout != "" {
 		onTimeout = opts.OnTimeout
@@ -181,7 +202,9 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `qtask logs -f %s`, stop it with `qtask stop %s`\n", id, id)
 		return &ExitError{Code: exitPromoted}
 	}
-	if end.Status == tasks.StatusFailed && end.Error != "" {
+	// A routed command's output is what the agent would have seen without
+	// qtask: its exit code says it failed.
+	if end.Status == tasks.StatusFailed && end.Error != "" && opts.Script == "" {
 		out.endLine()
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}

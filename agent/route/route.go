@@ -1,0 +1,167 @@
+// Package route reads what a coding agent hands to the program that runs
+// its shell tool's commands, so that qtask can run each command as a task
+// while the agent's own permission check stays on the command the model
+// wrote.
+//
+// Claude Code (2.1.330) runs every Bash tool call as
+// `$CLAUDE_CODE_SHELL_PREFIX SCRIPT`, SCRIPT being one argument: the whole
+// shell script Claude would have run itself. Measured, it reads
+//
+//	source SNAPSHOT 2>/dev/null || true && { …shell options… } … && eval 'COMMAND' < /dev/null && pwd -P >| CWDFILE
+//
+// with COMMAND quoted for the shell. Claude runs its hooks, its status line
+// and its stdio MCP servers through the same prefix (a plain command line,
+// not such a script), so only a script of that shape is a tool call.
+package route
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClaudeCommand returns the command the model wrote, read out of the script
+// Claude hands its shell prefix, and whether script is a Bash tool call at
+// all. It looks for the one `eval WORD < /dev/null && pwd -P >| PATH` that
+// ends the script (the earliest such eval that parses to the very end, so a
+// command that itself contains that text is read whole) and unquotes WORD
+// as the shell would. A script that does not end so — a hook, an MCP
+// server, or a form of Claude's this code does not know — is not a tool
+// call.
+func ClaudeCommand(script string) (string, bool) {
+	const evalWord = "eval "
+	for from := 0; ; {
+		i := strings.Index(script[from:], evalWord)
+		if i < 0 {
+			return "", false
+		}
+		start := from + i
+		from = start + 1
+		if start > 0 && script[start-1] != ' ' {
+			continue
+		}
+		cmd, rest, ok := unquoteWord(script[start+len(evalWord):])
+		if !ok {
+			continue
+		}
+		tail, found := strings.CutPrefix(rest, " < /dev/null && pwd -P >| ")
+		if !found {
+			continue
+		}
+		if _, after, ok := unquoteWord(tail); ok && after == "" {
+			return cmd, true
+		}
+	}
+}
+
+// unquoteWord reads one shell word made of '…', "…" (without expansions)
+// and backslash-escaped or plain bytes, up to an unquoted space, and
+// returns its value and what follows it. ok is false for a word the shell
+// would expand ($, `) or one left open.
+func unquoteWord(s string) (word, rest string, ok bool) {
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			return b.String(), s[i:], i > 0
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return "", "", false
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+		case '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				switch {
+				case s[i] == '$' || s[i] == '`':
+					return "", "", false
+				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\\"$`", s[i+1]) >= 0:
+					i++
+				case s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n':
+					i++
+					continue
+				}
+				b.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return "", "", false
+			}
+			i++
+		case '\\':
+			if i+1 >= len(s) {
+				return "", "", false
+			}
+			if s[i+1] != '\n' {
+				b.WriteByte(s[i+1])
+			}
+			i += 2
+		case '$', '`', '*', '?', '[', '{':
+			return "", "", false // expansions and globs: the shell's to decide
+		case '#', '~':
+			if i == 0 {
+				return "", "", false // a comment, or a home directory
+			}
+			b.WriteByte(c)
+			i++
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), "", i > 0
+}
+
+// ClaudeShell is the shell Claude wrote script for: zsh when it sources a
+// zsh snapshot, else bash (Claude runs its tool in bash or zsh only).
+func ClaudeShell(script string) string {
+	if strings.Contains(script, "/snapshot-zsh-") {
+		return "zsh"
+	}
+	return "bash"
+}
+
+// ClaudeToolTimeout is the Bash tool's default timeout given
+// $BASH_DEFAULT_TIMEOUT_MS as Claude's commands see it (ms): that, else
+// two minutes. (A timeout the model passes with one call is not visible
+// to the prefix.)
+func ClaudeToolTimeout(envMS string) time.Duration {
+	if ms, err := strconv.ParseInt(envMS, 10, 64); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 2 * time.Minute
+}
+
+// BackgroundAfter is how long a routed foreground command may run before
+// qtask moves it to the background: a little under the agent's own tool
+// timeout (110 s of Claude's 120 s), so the agent gets qtask's "moved to
+// the background" with the task id rather than its own timeout.
+func BackgroundAfter(toolTimeout time.Duration) time.Duration {
+	return toolTimeout - max(toolTimeout/12, time.Second)
+}
+
+// ForegroundTimeout is the foreground timeout of a command run under an
+// agent's tool whose timeout is tool (0: none known): the configured one
+// (0: none), but never past BackgroundAfter(tool).
+func ForegroundTimeout(configured, tool time.Duration) time.Duration {
+	if tool <= 0 {
+		return configured
+	}
+	if after := BackgroundAfter(tool); configured <= 0 || configured > after {
+		return after
+	}
+	return configured
+}
+
+// ClaudeShellLink is the name of the link to the qtask binary that `qtask
+// agent install claude` sets as CLAUDE_CODE_SHELL_PREFIX: Claude runs its
+// stdio MCP servers with the prefix as the program itself (no arguments
+// can follow it), so qtask knows it is the prefix by the name it was
+// called by.
+const ClaudeShellLink = "qtask-claude-shell"
+
+// IsClaudeShellLink reports whether argv0 names the link.
+func IsClaudeShellLink(argv0 string) bool { return filepath.Base(argv0) == ClaudeShellLink }

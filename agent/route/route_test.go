@@ -1,0 +1,117 @@
+package route
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// claudeScript builds the script Claude 2.1.330 hands its shell prefix for
+// a Bash call of command, as measured (snapshot, options, eval, cwd file).
+func claudeScript(quoted string) string {
+	return `source /home/u/.claude/shell-snapshots/snapshot-bash-1795457157284-si3n45.sh 2>/dev/null || true && ` +
+		`{ \builtin shopt -u extglob || \builtin setopt NO_EXTENDED_GLOB NO_BARE_GLOB_QUAL NO_BRACE_CCL NO_MAGIC_EQUAL_SUBST NO_EQUALS; } >/dev/null 2>&1 || true && ` +
+		`{ \builtin unalias -- 'which'; \builtin unset -f -- 'which'; } >/dev/null 2>&1 || true && ` +
+		`eval ` + quoted + ` < /dev/null && pwd -P >| /tmp/claude-c4df-cwd`
+}
+
+// singleQuote quotes s as one shell word, '…' with '\'' for a quote.
+func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// doubleQuote quotes s as "…", escaping what is special inside.
+func doubleQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, "`", "\\`")
+	return `"` + r.Replace(s) + `"`
+}
+
+var commands = []string{
+	"touch made-it",
+	`echo "it's $HOME" 'a"b' && cd /tmp && pwd; exit 3`,
+	"sleep 1; echo bg-done",
+	"x && eval 'y' < /dev/null && pwd -P >| /tmp/z",
+	"printf '%s\\n' a b | sort -r\n echo two lines",
+	"echo \\\\ \\' \\\" $(date) `id` *",
+	"héllo wörld ✓",
+	" ",
+}
+
+func TestClaudeCommand(t *testing.T) {
+	for _, cmd := range commands {
+		for _, quoted := range []string{singleQuote(cmd), doubleQuote(cmd)} {
+			got, ok := ClaudeCommand(claudeScript(quoted))
+			if !ok || got != cmd {
+				t.Errorf("from the script around %s: %q, %v; want %q", quoted, got, ok, cmd)
+			}
+		}
+	}
+	for _, notTool := range []string{
+		"/usr/local/bin/qtask agent hook claude",
+		"cat > /tmp/probe/hookin-$$.json; echo hook-ran",
+		"'/usr/bin/node' 'server.js' '--port' '3000'",
+		"eval 'x'",
+		"eval 'x' < /dev/null && pwd -P >| /tmp/cwd; rm -rf /",
+		"eval $CMD < /dev/null && pwd -P >| /tmp/cwd",
+		"eval 'open < /dev/null && pwd -P >| /tmp/cwd",
+		"reeval 'x' < /dev/null && pwd -P >| /tmp/cwd",
+		"",
+	} {
+		if got, ok := ClaudeCommand(notTool); ok {
+			t.Errorf("%q was taken for a tool call of %q", notTool, got)
+		}
+	}
+}
+
+func TestClaudeShell(t *testing.T) {
+	if s := ClaudeShell(claudeScript("'x'")); s != "bash" {
+		t.Errorf("bash snapshot: %s", s)
+	}
+	if s := ClaudeShell("source /h/.claude/shell-snapshots/snapshot-zsh-1-a.sh && eval 'x' < /dev/null && pwd -P >| /c"); s != "zsh" {
+		t.Errorf("zsh snapshot: %s", s)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		tool time.Duration
+	}{{"", 2 * time.Minute}, {"300000", 5 * time.Minute}, {"junk", 2 * time.Minute}, {"-5", 2 * time.Minute}, {"6000", 6 * time.Second}} {
+		if got := ClaudeToolTimeout(c.env); got != c.tool {
+			t.Errorf("BASH_DEFAULT_TIMEOUT_MS=%q: %v, want %v", c.env, got, c.tool)
+		}
+	}
+	if got := BackgroundAfter(2 * time.Minute); got != 110*time.Second {
+		t.Errorf("BackgroundAfter(2m) = %v, want 110s", got)
+	}
+	if got := BackgroundAfter(6 * time.Second); got != 5*time.Second {
+		t.Errorf("BackgroundAfter(6s) = %v, want 5s", got)
+	}
+	for _, c := range []struct{ configured, tool, want time.Duration }{
+		{2 * time.Minute, 0, 2 * time.Minute},
+		{2 * time.Minute, 2 * time.Minute, 110 * time.Second},
+		{0, 2 * time.Minute, 110 * time.Second},
+		{2 * time.Second, 2 * time.Minute, 2 * time.Second},
+	} {
+		if got := ForegroundTimeout(c.configured, c.tool); got != c.want {
+			t.Errorf("ForegroundTimeout(%v, %v) = %v, want %v", c.configured, c.tool, got, c.want)
+		}
+	}
+}
+
+// FuzzClaudeCommand: any command, quoted either way Claude may quote it,
+// comes back out of the script byte for byte.
+func FuzzClaudeCommand(f *testing.F) {
+	for _, c := range commands {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if cmd == "" {
+			return
+		}
+		for _, quoted := range []string{singleQuote(cmd), doubleQuote(cmd)} {
+			got, ok := ClaudeCommand(claudeScript(quoted))
+			if !ok || got != cmd {
+				t.Fatalf("from the script around %s: %q, %v; want %q", quoted, got, ok, cmd)
+			}
+		}
+	})
+}

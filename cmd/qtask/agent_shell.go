@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/agent/route"
+	"github.com/qtask/qtask/config"
+)
+
+// ShellOptions are the arguments of `qtask agent shell claude SCRIPT`.
+type ShellOptions struct {
+	Script string
+}
+
+// NewCmdAgentShell builds `qtask agent shell claude SCRIPT`, what Claude
+// Code runs as its shell prefix (through the qtask-claude-shell link that
+// `qtask agent install claude` makes): a Bash tool call becomes a
+// foreground qtask task showing the model's own command; anything else
+// Claude runs through the prefix (hooks, MCP servers) runs as if there
+// were no prefix.
+func NewCmdAgentShell(deps *Deps, runF func(context.Context, *ShellOptions) error) *cobra.Command {
+	opts := &ShellOptions{}
+	cmd := &cobra.Command{
+		Use:   "shell claude SCRIPT",
+		Short: "Run a coding agent's shell command as a qtask task (Claude Code's shell prefix)",
+		Long: `Run SCRIPT, the script Claude Code hands its shell prefix
+(CLAUDE_CODE_SHELL_PREFIX), as a foreground task in agent mode: its window
+and 'qtask ls' show the command the model wrote, its output and exit code
+come back as Claude would have seen them, and a command still running a
+little before Claude's own tool timeout is moved to the background (exit
+125), to be announced by a notification when it ends. A script that is not
+a Bash tool call (a hook, an MCP server) is run directly by sh.`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "claude" {
+				return usageErrorf("qtask agent shell: only claude runs commands through a shell prefix, not %q", args[0])
+			}
+			opts.Script = args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAgentShell(cmd.Context(), deps, opts)
+		},
+	}
+	return cmd
+}
+
+func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
+	command, ok := route.ClaudeCommand(opts.Script)
+	if !ok {
+		return execShell("sh", opts.Script, deps.Environ)
+	}
+	if err := agent.CheckSleep(command); err != nil {
+		return err
+	}
+	run := &RunOptions{
+		Command: command, Script: opts.Script, Shell: route.ClaudeShell(opts.Script), Agent: true,
+		OnTimeout: config.OnTimeoutBackground, ToolTimeout: route.ClaudeToolTimeout(deps.Env.ClaudeBashTimeout),
+	}
+	cfg, store, t, err := startRun(ctx, deps, run)
+	if err != nil {
+		// A qtask that cannot start tasks must not take the agent's shell
+		// down with it: say why, once, and run the command as Claude would.
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: not run as a task (%s); running it directly\n", displayCommand(err.Error(), maxErrorWidth))
+		return execShell(run.Shell, opts.Script, deps.Environ)
+	}
+	return runForeground(ctx, deps, store, t, cfg, run)
+}
+
+// execShell replaces qtask with `shell -c script`, so that stdin, stdout,
+// the exit status and signals are the shell's own, as if no prefix had
+// been set.
+func execShell(shell, script string, env []string) error {
+	path, err := exec.LookPath(shell)
+	if err != nil {
+		return fmt.Errorf("shell %q not found: %w", shell, err)
+	}
+	return syscall.Exec(path, []string{shell, "-c", script}, env)
+}
+
+// claudeShellArgs turns a call through the qtask-claude-shell link
+// (Claude's shell prefix: the link, then the script as one argument) into
+// the qtask command line it stands for.
+func claudeShellArgs(argv []string) []string {
+	if len(argv) == 0 || !route.IsClaudeShellLink(argv[0]) {
+		return argv[1:]
+	}
+	return append([]string{"agent", "shell", "claude", "--"}, argv[1:]...)
+}
