@@ -16,11 +16,11 @@ import (
 // StartOptions is everything Start needs; the caller (the CLI) resolves
 // config and environment into it.
 type StartOptions struct {
-	Command    string   // one shell command string, run with Shell -c
+	Command string // one shell command string, run with Shell -c
 	// Script, when set, is what Shell runs instead of Command, which is
 	// then only what people and agents are shown (ls, notifications): a
 	// coding agent's script around the command its model wrote.
-	Script string
+	Script     string
 	Name       string   // optional label
 	Cwd        string   // absolute directory the command runs in
 	Env        []string // the caller's environment, handed to the command

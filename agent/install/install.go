@@ -419,15 +419,28 @@ type Change struct {
 	Old, New []byte // Old is nil when the file does not exist
 }
 
-// PlanAdd reads the settings file at path and works out the install;
-// PlanRemove the uninstall. Nothing is written.
-func PlanAdd(a hooks.Agent, path, command string, hold time.Duration) (Change, error) {
-	return plan(path, func(old []byte) ([]byte, error) { return Add(a, old, command, hold) })
+// PlanAdd reads the settings file at path and works out the install (the
+// hooks, and env when not empty); PlanRemove the uninstall. Nothing is
+// written.
+func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, env []EnvVar) (Change, error) {
+	return plan(path, func(old []byte) ([]byte, error) {
+		added, err := Add(a, old, command, hold)
+		if err != nil || len(env) == 0 {
+			return added, err
+		}
+		return AddEnv(added, env)
+	})
 }
 
-// PlanRemove: see PlanAdd.
+// PlanRemove: see PlanAdd. For Claude, the env entries install sets go too.
 func PlanRemove(a hooks.Agent, path string) (Change, error) {
-	return plan(path, func(old []byte) ([]byte, error) { return Remove(a, old) })
+	return plan(path, func(old []byte) ([]byte, error) {
+		removed, err := Remove(a, old)
+		if err != nil || a.Name != hooks.Claude.Name {
+			return removed, err
+		}
+		return RemoveEnv(removed)
+	})
 }
 
 func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {

@@ -20,6 +20,8 @@ type InstallOptions struct {
 	User   bool
 	DryRun bool
 	Hold   time.Duration
+	// NoRoute leaves Claude's Bash tool alone (no shell prefix).
+	NoRoute bool
 }
 
 // NewCmdAgentInstall builds `qtask agent install` or, with remove,
@@ -63,6 +65,7 @@ file, and nothing else. The file's previous text is kept in
 settings.json.qtask-backup.`
 	} else {
 		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
+		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
 	}
 	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
 	cmd.Flags().BoolVar(&opts.User, "user", false, "your user settings instead")
@@ -83,13 +86,33 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 		return fmt.Errorf("cannot tell where the qtask binary is, which the hooks must run: run install with qtask's full path")
 	}
 	var change install.Change
+	var env []install.EnvVar
+	link := ""
+	if opts.Agent.Name == hooks.Claude.Name && !opts.NoRoute {
+		link = install.ShellLinkPath(path)
+	}
+	if opts.Agent.Name == hooks.Claude.Name {
+		env = install.ClaudeEnv(link)
+	}
 	if opts.Remove {
 		change, err = install.PlanRemove(opts.Agent, path)
 	} else {
-		change, err = install.PlanAdd(opts.Agent, path, install.HookCommand(deps.Self, opts.Agent), opts.Hold)
+		change, err = install.PlanAdd(opts.Agent, path, install.HookCommand(deps.Self, opts.Agent), opts.Hold, env)
 	}
 	if err != nil {
 		return err
+	}
+	if opts.Agent.Name == hooks.Claude.Name && !opts.DryRun {
+		// The link first: settings naming a prefix that is not there yet
+		// would break every command Claude runs.
+		if opts.Remove {
+			err = install.Unlink(install.ShellLinkPath(path))
+		} else if link != "" {
+			err = install.Link(link, deps.Self)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	verb := "installed in"
 	if opts.Remove {

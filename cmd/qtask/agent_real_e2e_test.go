@@ -142,7 +142,9 @@ func runningInWindow(h *harness, scope, marker string) string {
 	}
 	marker = strings.Replace(marker, "-42-", "-$((6*7))-", 1)
 	for _, t := range list {
-		if !strings.Contains(t.Command, marker) {
+		// With routing, the agent's `qtask run --bg -- …` is itself a
+		// (short, foreground) task whose command holds the marker too.
+		if !strings.Contains(t.Command, marker) || strings.HasPrefix(t.Command, "qtask run --bg") {
 			continue
 		}
 		if !t.Running() || t.PaneID == "" {
