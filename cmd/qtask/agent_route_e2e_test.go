@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/agenttest"
+	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/tasks"
+)
+
+// TestClaudeBashRunsAsQtaskTasks is routing's end-to-end check with the
+// pinned Claude Code, installed with `qtask agent install claude` (which
+// sets CLAUDE_CODE_SHELL_PREFIX) and allow rules for a few commands. What
+// must hold: a routed command is a task whose command is the model's own,
+// and its output and exit code reach the model; `touch` still runs under
+// its allow rule (the permission check stays on the original command) and
+// a command without a rule is still refused; a command that outlives the
+// (short, configured) foreground timeout comes back as moved to the
+// background, and its end later reaches the model exactly once.
+func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	h.writeConfig("foreground_timeout = \"3s\"\n")
+	proj := filepath.Join(h.root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, "agent", "install", "claude", "--hold", "60s"); r.code != 0 {
+		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	missing := "nonexistent-qtask-" + tag
+	slow := fmt.Sprintf("cat %s >/dev/null; echo late-$((6*7))-%s", gate, tag)
+	script := []mockmodel.Turn{
+		mockmodel.Shell("ls " + missing),
+		mockmodel.Shell("touch made-it"),
+		mockmodel.Shell("mkdir denied-dir"),
+		mockmodel.Shell(slow),
+		mockmodel.Text("The slow one runs in the background; I will wait."),
+		mockmodel.Text("All done."),
+	}
+	mock, err := mockmodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	scope := "route-claude"
+	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
+		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env,
+		Args: []string{"--allowedTools", "Bash(ls:*)", "Bash(touch:*)", "Bash(cat:*)", "Bash(echo:*)"}}
+	// The slow command is released once the model has been told it moved
+	// to the background, and has ended its turn.
+	go func() {
+		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 4 }); err != nil {
+			return
+		}
+		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	turns := mock.MainTurns()
+	if len(turns) != len(script) {
+		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
+	}
+	results := turns[4].ToolResults()
+	if len(results) != 4 {
+		t.Fatalf("tool results %q, want 4", results)
+	}
+	t.Logf("tool results as the model read them: %q", results)
+
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil {
+		t.Fatal(err)
+	}
+	byCommand := map[string]tasks.Task{}
+	for _, task := range list {
+		byCommand[task.Command] = task
+	}
+	// 1. The model's own command is the task's; output and exit code come back.
+	if task, ok := byCommand["ls "+missing]; !ok || task.ExitCode == nil || *task.ExitCode != 2 {
+		t.Errorf("no task for %q that exited 2 among %+v", "ls "+missing, list)
+	}
+	if !strings.Contains(results[0], "No such file or directory") || !strings.Contains(results[0], "2") {
+		t.Errorf("the failing ls's output and exit code did not reach the model: %q", results[0])
+	}
+	// 2. The allow rule still matches the original command.
+	if task, ok := byCommand["touch made-it"]; !ok || task.Status != tasks.StatusCompleted {
+		t.Errorf("touch under Bash(touch:*) did not run as a task: %+v", list)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "made-it")); err != nil {
+		t.Errorf("touch under its allow rule did not run: %v (result %q)", err, results[1])
+	}
+	// 3. A command without a rule is refused, and never becomes a task.
+	if _, err := os.Stat(filepath.Join(proj, "denied-dir")); err == nil {
+		t.Errorf("mkdir without an allow rule ran (result %q)", results[2])
+	}
+	if _, ok := byCommand["mkdir denied-dir"]; ok {
+		t.Errorf("mkdir without an allow rule became a task")
+	}
+	// 4. Moved to the background, then told once.
+	task, ok := byCommand[slow]
+	if !ok {
+		t.Fatalf("no task for the slow command among %+v", list)
+	}
+	if !strings.Contains(results[3], "moved to the background as task "+task.ID) {
+		t.Errorf("the slow command's result does not say it moved to the background: %q", results[3])
+	}
+	marker := "late-42-" + tag
+	blocks := turns[5].Count("Background tasks you started have ended")
+	if n := turns[5].Count(marker); n < 1 || n != blocks {
+		t.Errorf("the last request carries the slow command's end %d times in %d copies of the block; want once per copy\nrequests:\n%s",
+			n, blocks, mock.Summary())
+	}
+	if n := turns[4].Count(marker); n != 0 {
+		t.Errorf("the slow command's end reached the model before it ended (%d times)", n)
+	}
+	if n := turns[5].Count("<tool-use-id>"); n != 0 {
+		t.Errorf("Claude's own task notification reached the model too (%d times)", n)
+	}
+	if task.Status != tasks.StatusCompleted {
+		t.Errorf("the slow command's task is %s", task.StatusText())
+	}
+}
