@@ -15,7 +15,8 @@ func claudeScript(quoted string) string {
 		`eval ` + quoted + ` < /dev/null && pwd -P >| /tmp/claude-c4df-cwd`
 }
 
-// singleQuote quotes s as one shell word, '…' with '\” for a quote.
+// singleQuote quotes s as one shell word in single quotes, each quote
+// inside closed, escaped and reopened.
 func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // doubleQuote quotes s as "…", escaping what is special inside.
