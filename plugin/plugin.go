@@ -17,20 +17,27 @@ import (
 // The options the plugin reads, and the one it keeps for itself.
 const (
 	OptPromoteKey = "@qtask-promote-key"
+	OptMenuKey    = "@qtask-menu-key"
 	// optBoundKeys remembers which prefix keys the last load bound, so a
 	// reload after the user changed a key frees the old one.
 	optBoundKeys = "@qtask-bound-keys"
 )
 
-// DefaultPromoteKey is prefix B: tmux already owns C-b.
-const DefaultPromoteKey = "B"
+// The default keys, after the prefix: tmux already owns C-b.
+const (
+	DefaultPromoteKey = "B"
+	DefaultMenuKey    = "T"
+)
 
 // Binding is one prefix key the plugin binds.
 type Binding struct {
-	Key     string
-	Option  string // the user option that chooses Key
-	Command string // the run-shell command, as tmux stores it
-	What    string // for doctor and errors: "promote"
+	Key    string
+	Option string   // the user option that chooses Key
+	Args   []string // the tmux command the key runs
+	// Marker is the part of the binding, as list-keys shows it, that is
+	// the same whichever qtask binary it runs: how doctor recognises it.
+	Marker string
+	What   string // for doctor and errors: "promote"
 }
 
 // Bindings are the keys for options (user option name → value, "" unset),
@@ -45,14 +52,23 @@ func Bindings(bin string, options map[string]string) []Binding {
 		return def
 	}
 	// run-shell has no $TMUX_PANE: the pane and the client come as formats.
-	promote := tmux.ShellCommand([]string{bin, "promote"}) + " --tmux-client '#{client_name}' --pane '#{pane_id}'"
-	return []Binding{{Key: key(OptPromoteKey, DefaultPromoteKey), Option: OptPromoteKey, Command: promote, What: "promote"}}
+	const promoteArgs = " --tmux-client '#{client_name}' --pane '#{pane_id}'"
+	promote := tmux.ShellCommand([]string{bin, "promote"}) + promoteArgs
+	return []Binding{
+		{Key: key(OptPromoteKey, DefaultPromoteKey), Option: OptPromoteKey, What: "promote",
+			Args: []string{"run-shell", "-b", promote}, Marker: "'promote'" + promoteArgs},
+		// The menu is qtask's own full-screen program in a popup that
+		// closes when it exits.
+		{Key: key(OptMenuKey, DefaultMenuKey), Option: OptMenuKey, What: "task menu",
+			Args:   []string{"display-popup", "-E", "-w", "90%", "-h", "70%", "-T", " qtask ", tmux.ShellCommand([]string{bin, "ui"})},
+			Marker: "'ui'"},
+	}
 }
 
 // ReadOptions reads the plugin's user options from the server.
 func ReadOptions(ctx context.Context, server tmux.Server) (map[string]string, error) {
 	options := map[string]string{}
-	for _, name := range []string{OptPromoteKey} {
+	for _, name := range []string{OptPromoteKey, OptMenuKey} {
 		v, err := server.GlobalOption(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
@@ -65,7 +81,9 @@ func ReadOptions(ctx context.Context, server tmux.Server) (map[string]string, er
 // Install binds qtask's keys per the user's options. Loading it again
 // binds the same keys to the same commands, so it changes nothing; a key
 // the previous load bound that is no longer wanted is unbound, but only
-// while it still runs qtask (the user may have rebound it since).
+// while it still runs qtask (the user may have rebound it since). A
+// default key the user has bound to something else is left alone (doctor
+// reports it); a key chosen with its option is bound regardless.
 func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, error) {
 	options, err := ReadOptions(ctx, server)
 	if err != nil {
@@ -92,7 +110,16 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 	}
 	keys := make([]string, 0, len(bindings))
 	for _, b := range bindings {
-		if err := server.BindPrefixShell(ctx, b.Key, b.Command); err != nil {
+		if options[b.Option] == "" {
+			line, err := server.PrefixBinding(ctx, b.Key)
+			if err != nil {
+				return nil, err
+			}
+			if line != "" && !strings.Contains(line, b.Marker) {
+				continue // the user's own binding of the default key
+			}
+		}
+		if err := server.BindPrefix(ctx, b.Key, b.Args...); err != nil {
 			return nil, fmt.Errorf("bind prefix %s (%s, from %s): %w", b.Key, b.What, b.Option, err)
 		}
 		keys = append(keys, b.Key)
@@ -117,9 +144,7 @@ func Missing(ctx context.Context, server tmux.Server) ([]Binding, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The command as tmux lists it, from the subcommand on; the
-		// binary's path differs between installs.
-		if _, tail, _ := strings.Cut(b.Command, "' "); !strings.Contains(line, tail) {
+		if !strings.Contains(line, b.Marker) {
 			missing = append(missing, b)
 		}
 	}

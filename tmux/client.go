@@ -59,12 +59,14 @@ func (s Server) PrefixBinding(ctx context.Context, key string) (string, error) {
 	return out, err
 }
 
-// BindPrefixShell binds prefix+key to run command in the background
-// (run-shell -b): the client is never blocked and no view mode opens as
-// long as command prints nothing and exits 0. command is a shell string in
-// which tmux expands #{formats} when the key is pressed.
-func (s Server) BindPrefixShell(ctx context.Context, key, command string) error {
-	_, err := s.run(ctx, "bind-key", "-T", "prefix", literalArg(key), "run-shell", "-b", literalArg(command))
+// BindPrefix binds prefix+key to the tmux command args (its arguments
+// are expanded as formats when the key is pressed, as tmux does).
+func (s Server) BindPrefix(ctx context.Context, key string, args ...string) error {
+	argv := []string{"bind-key", "-T", "prefix", literalArg(key)}
+	for _, a := range args {
+		argv = append(argv, literalArg(a))
+	}
+	_, err := s.run(ctx, argv...)
 	return err
 }
 

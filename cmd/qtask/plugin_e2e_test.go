@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/tasks"
 )
 
 // pluginScript is scripts/qtask.tmux of this checkout.
@@ -131,6 +133,10 @@ func TestPluginLoadIdempotent(t *testing.T) {
 	if !strings.Contains(keysOnce, "user's own T") {
 		t.Errorf("the plugin replaced the user's prefix T")
 	}
+	findings, _ := h.doctor()
+	if f := findings["plugin key bindings"]; f == nil || f["ok"] != false || !strings.Contains(f["detail"].(string), "prefix T (task menu, @qtask-menu-key)") {
+		t.Errorf("doctor does not say the menu key is taken: %v", f)
+	}
 	if b, _ := h.tmux("list-keys", "-T", "prefix", "B"); !strings.Contains(b, "'promote' --tmux-client") || keysBefore == keysOnce {
 		t.Errorf("no promote binding after loading: %q", b)
 	}
@@ -176,4 +182,52 @@ func TestPluginWithoutQtask(t *testing.T) {
 	if b, err := h.tmux("list-keys", "-T", "prefix", "B"); err == nil {
 		t.Fatalf("prefix B bound without qtask: %q", b)
 	}
+}
+
+// prefix T opens the task menu in a popup: it lists the tasks, running and
+// newest first; a key moves down and s stops the task there; q closes it
+// and the pane takes typing again.
+func TestPluginMenuStopsTask(t *testing.T) {
+	t.Parallel()
+	h, pane, c := pluginWorld(t)
+	first := h.start("sleep 60", "--name", "first-task")
+	second := h.start("sleep 60", "--name", "second-task")
+	c.typeKeys(prefix + "T")
+	c.waitDrawn("second-task")
+	c.waitDrawn("first-task")
+	if !h.menuRunning() {
+		t.Fatal("the menu is drawn but no qtask ui process is found")
+	}
+	c.typeKeys("\x1b[B")
+	c.waitDrawn("> " + first.ID)
+	c.typeKeys("s")
+	eventually(t, "the first task to be stopped from the menu", func() bool {
+		return h.status(first.ID).Status == tasks.StatusCancelled
+	})
+	if st := h.status(second.ID); !st.Running() {
+		t.Fatalf("the other task was hit too: %s", st.StatusText())
+	}
+	c.typeKeys("q")
+	// The popup closes with the menu; keys typed before would go to it.
+	eventually(t, "the menu to exit", func() bool { return !h.menuRunning() })
+	c.typeKeys("echo menu-$((3*4))\r")
+	h.waitScreen(pane, "menu-12")
+	h.checkNotInMode(pane)
+	h.mustQtask("stop", second.ID)
+}
+
+// menuRunning reports whether a `qtask ui` of this harness's state runs.
+func (h *harness) menuRunning() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if string(cmdline) != qtaskBin+"\x00ui\x00" {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join(p, "environ"))
+		if strings.Contains(string(environ), "QTASK_STATE_DIR="+h.state+"\x00") {
+			return true
+		}
+	}
+	return false
 }

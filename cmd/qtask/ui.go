@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// NewCmdUI builds `qtask ui`, the task menu the plugin opens in a popup
+// (prefix T); it works in any terminal.
+func NewCmdUI(deps *Deps) *cobra.Command {
+	return &cobra.Command{
+		Use:   "ui",
+		Short: "A full-screen task list: view, read the log, follow or stop a task",
+		Long: `A full-screen list of tasks, running first, then newest first, with status,
+runtime and name. Keys: up/down (or k/j) move; Enter views the task's pane
+(qtask attach); l reads its log in $PAGER (default less); f follows it
+(Ctrl+C returns); s stops it; q or Esc quits. The tmux plugin opens it in a
+popup with prefix T.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUI(cmd.Context(), deps)
+		},
+	}
+}
+
+// uiRefresh is how often the list is re-read while no key is pressed.
+const uiRefresh = time.Second
+
+type ui struct {
+	deps     *Deps
+	store    *tasks.Store
+	tty      *os.File
+	list     []*tasks.Task
+	selected string // the id under the cursor, kept across refreshes
+	note     string // the result of the last action
+}
+
+func runUI(ctx context.Context, deps *Deps) error {
+	store, err := deps.Store(ctx)
+	if err != nil {
+		return err
+	}
+	tty, ok := deps.IO.In.(*os.File)
+	if !ok || !isTTY(tty) {
+		return usageErrorf("ui needs a terminal; use qtask ls to list tasks")
+	}
+	u := &ui{deps: deps, store: store, tty: tty}
+	restore, err := rawMode(tty)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	fmt.Fprint(deps.IO.Out, "\x1b[?1049h\x1b[?25l")
+	defer fmt.Fprint(deps.IO.Out, "\x1b[?25h\x1b[?1049l")
+	for ctx.Err() == nil {
+		u.load()
+		u.draw()
+		in, err := readInput(tty, uiRefresh)
+		if err != nil {
+			return nil
+		}
+		for _, k := range splitKeys(in) {
+			if !u.key(ctx, k, restore) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// splitKeys cuts what one read returned into keys: an escape sequence
+// (ESC [ x, ESC O x, with parameters) is one key, a lone ESC is Esc, any
+// other byte is a key of its own.
+func splitKeys(in string) []string {
+	var keys []string
+	for in != "" {
+		n := 1
+		if in[0] == 0x1b && len(in) > 2 && (in[1] == '[' || in[1] == 'O') {
+			n = 2
+			for n < len(in) && (in[n] < 0x40 || in[n] > 0x7e) {
+				n++ // parameter and intermediate bytes, up to the final one
+			}
+			n = min(n+1, len(in))
+		}
+		keys, in = append(keys, in[:n]), in[n:]
+	}
+	return keys
+}
+
+// load re-reads the tasks: running first, then newest first.
+func (u *ui) load() {
+	list, _, err := u.store.List(tasks.Filter{})
+	if err != nil {
+		u.note = err.Error()
+		return
+	}
+	slices.SortStableFunc(list, func(a, b *tasks.Task) int {
+		if a.Running() != b.Running() {
+			if a.Running() {
+				return -1
+			}
+			return 1
+		}
+		return b.StartedAt.Compare(a.StartedAt)
+	})
+	u.list = list
+	if u.index() < 0 && len(list) > 0 {
+		u.selected = list[0].ID
+	}
+}
+
+func (u *ui) index() int {
+	return slices.IndexFunc(u.list, func(t *tasks.Task) bool { return t.ID == u.selected })
+}
+
+func (u *ui) draw() {
+	rows, cols := 24, 80
+	if ws, err := unix.IoctlGetWinsize(int(u.tty.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+		rows, cols = int(ws.Row), int(ws.Col)
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H\x1b[2J")
+	line := func(s string) { b.WriteString(displayCommand(s, cols) + "\x1b[K\r\n") }
+	line(fmt.Sprintf("qtask: %d tasks", len(u.list)))
+	if len(u.list) == 0 {
+		line("No background tasks.")
+	}
+	sel := u.index()
+	first := 0
+	if visible := rows - 3; sel >= visible {
+		first = sel - visible + 1
+	}
+	now := time.Now()
+	for i := first; i < len(u.list) && i-first < rows-3; i++ {
+		t := u.list[i]
+		mark := "  "
+		if i == sel {
+			mark = "> "
+		}
+		row := fmt.Sprintf("%s%-8s  %-12s  %8s  %s", mark, t.ID, shortStatus(t), formatRuntime(t.Runtime(now)), t.Label())
+		if i == sel {
+			b.WriteString("\x1b[7m")
+		}
+		b.WriteString(displayCommand(row, cols-1))
+		b.WriteString("\x1b[0m\x1b[K\r\n")
+	}
+	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
+	help := "↑↓ move  ⏎ view  l log  f follow  s stop  q quit"
+	if u.note != "" {
+		help = u.note + "  |  " + help
+	}
+	b.WriteString(displayCommand(help, cols-1) + "\x1b[K")
+	io.WriteString(u.deps.IO.Out, b.String())
+}
+
+// shortStatus fits a status in a column: "failed (127)", not the reason.
+func shortStatus(t *tasks.Task) string {
+	if t.Status == tasks.StatusFailed && t.ExitCode != nil {
+		return fmt.Sprintf("failed (%d)", *t.ExitCode)
+	}
+	return string(t.Status)
+}
+
+// key acts on one key; false ends the ui.
+func (u *ui) key(ctx context.Context, k string, restore func()) bool {
+	i := u.index()
+	move := func(to int) {
+		if to >= 0 && to < len(u.list) {
+			u.selected = u.list[to].ID
+		}
+	}
+	switch k {
+	case "q", "\x1b", "\x03":
+		return false
+	case "\x1b[A", "\x1bOA", "k":
+		move(i - 1)
+	case "\x1b[B", "\x1bOB", "j":
+		move(i + 1)
+	case "\r", "l", "f", "s":
+		if i < 0 {
+			return true
+		}
+		id := u.selected
+		switch k {
+		case "\r":
+			u.run(restore, u.deps.Self, "attach", id)
+			return false // the client now shows the task: the popup's job is done
+		case "l":
+			pager := "${PAGER:-less}"
+			u.run(restore, "sh", "-c", `"$0" logs "$1" | `+pager, u.deps.Self, id)
+		case "f":
+			u.run(restore, u.deps.Self, "logs", "-f", id)
+		case "s":
+			out, err := exec.CommandContext(ctx, u.deps.Self, "stop", id).CombinedOutput()
+			u.note = strings.TrimSpace(string(out))
+			if err != nil && u.note == "" {
+				u.note = err.Error()
+			}
+		}
+	}
+	return true
+}
+
+// run gives the terminal to a program (a pager, a follow) and takes it back.
+// Ctrl+C ends that program, not the ui.
+func (u *ui) run(restore func(), name string, args ...string) {
+	restore()
+	fmt.Fprint(u.deps.IO.Out, "\x1b[?25h\x1b[H\x1b[2J")
+	signal.Ignore(syscall.SIGINT)
+	cmd := exec.Command(name, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = u.tty, u.deps.IO.Out, u.deps.IO.ErrOut
+	if err := cmd.Run(); err != nil {
+		u.note = fmt.Sprintf("%s: %v", args[0], err)
+	}
+	signal.Reset(syscall.SIGINT)
+	fmt.Fprint(u.deps.IO.Out, "\x1b[?25l")
+	rawMode(u.tty)
+}
+
+// readInput waits up to timeout for keys ("" if none came). Reading only
+// here, never in the background, leaves the terminal's input to the pager
+// or follow that run gives it to.
+func readInput(tty *os.File, timeout time.Duration) (string, error) {
+	fds := []unix.PollFd{{Fd: int32(tty.Fd()), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int(timeout.Milliseconds()))
+	if err != nil && err != unix.EINTR {
+		return "", err
+	}
+	if n <= 0 {
+		return "", nil
+	}
+	buf := make([]byte, 64)
+	n, err = tty.Read(buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+func isTTY(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// rawMode switches the terminal to byte-at-a-time input without echo and
+// returns how to restore it.
+func rawMode(tty *os.File) (func(), error) {
+	fd := int(tty.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	raw := *old
+	raw.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Iflag &^= unix.IXON | unix.ICRNL
+	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+}
