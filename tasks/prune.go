@@ -226,9 +226,10 @@ func (s *Store) markPruned() error {
 	return writeFileAtomic(s.prunedPath(), []byte(strconv.Itoa(len(ids))+"\n"))
 }
 
-// prunedCount is what markPruned last wrote; 0 if nothing (or garbage).
+// prunedCount is what markPruned last wrote; 0 if nothing (or garbage, or
+// not a file of ours).
 func (s *Store) prunedCount() int {
-	data, err := os.ReadFile(s.prunedPath())
+	data, err := readOwnFile(s.prunedPath())
 	if err != nil {
 		return 0
 	}

@@ -209,3 +209,25 @@ func TestAutoPruneNeverRemovesRunning(t *testing.T) {
 		t.Errorf("%d records left, want all 5 running tasks", len(ids))
 	}
 }
+
+// TestAutoPruneIgnoresAPlantedMark: the mark of the last prune is read only
+// from a regular file of ours; a symlink to a huge count would otherwise
+// switch automatic pruning off.
+func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range 5 {
+		saveFinished(t, s, "0000002"+strconv.Itoa(i), base.Add(time.Duration(i)*time.Second))
+	}
+	huge := filepath.Join(t.TempDir(), "count")
+	if err := os.WriteFile(huge, []byte("1000000\n"), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(huge, s.prunedPath()); err != nil {
+		t.Fatal(err)
+	}
+	removed, _, err := s.AutoPrune(3, nil)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("AutoPrune(3) over 5 finished with a planted mark = %d removed, %v; want 2", len(removed), err)
+	}
+}
