@@ -67,12 +67,9 @@ func TestBlockedOnTheLockHonoursSignalsAndTimeout(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// Until tmux has reaped it, a reader still takes the task for alive
-	// and has no reason to settle it.
-	eventually(t, "the killed wrapper to be reaped", func() bool {
-		_, err := os.Stat("/proc/" + wrapper)
-		return os.IsNotExist(err)
-	})
+	// Until it is dead, a reader still takes the task for alive and has no
+	// reason to settle it.
+	awaitDead(t, pid)
 	release := holdStoreLock(t, h.state)
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

@@ -163,8 +163,8 @@ func TestReaderThatCannotSettleWarns(t *testing.T) {
 	}
 	h := newHarness(t)
 	h.mountStateTmpfs("4m")
-	// A session of its own keeps the server, which reaps the killed
-	// wrapper, up when the task's window closes.
+	// A session of its own keeps the server up when the task's window
+	// closes.
 	if out, err := h.tmux("new-session", "-d", "-s", "keep", "sleep 300"); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
@@ -178,7 +178,7 @@ func TestReaderThatCannotSettleWarns(t *testing.T) {
 	})
 	free := h.fillState()
 	syscall.Kill(rec.WrapperPID, syscall.SIGKILL)
-	eventually(t, "the wrapper to be gone", func() bool { return syscall.Kill(rec.WrapperPID, 0) != nil })
+	awaitDead(t, rec.WrapperPID)
 	r := h.qtask("ls")
 	if r.code != 0 || !strings.Contains(r.stderr, "qtask: warning: task "+task.ID+" is lost") ||
 		!strings.Contains(r.stderr, "no space left on device") {

@@ -217,3 +217,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// awaitDead waits until process pid has died: gone, or a zombie, which
+// qtask takes for dead too. Waiting for its parent to reap it would hang:
+// under load tmux 3.3a was seen to leave a killed pane process a zombie
+// until some later SIGCHLD (20 s and more), with the pane long closed.
+func awaitDead(t *testing.T, pid int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("process %d to die", pid), func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || zombie(stat)
+	})
+}
