@@ -29,8 +29,8 @@ func NewCmdPrune(deps *Deps, runF func(context.Context, *PruneOptions) error) *c
 		Use:   "prune [--older-than AGE | --all-finished] [--dry-run]",
 		Short: "Remove finished tasks and their output files",
 		Long: `Remove finished tasks with everything that belongs to them: the record, the
-output file and any shell-hook file left for their pane. Running tasks are
-never removed.
+output file, a notification nobody read and any shell-hook file left for
+their pane. Running tasks are never removed.
 
 Without flags, prune keeps the newest keep_finished finished tasks (from the
 config, default 200; 0 keeps all), as every qtask run does by itself.`,
