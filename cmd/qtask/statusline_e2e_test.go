@@ -7,12 +7,14 @@ import (
 
 // wantStatus waits until @qtask_status on the harness's server is want
 // (the push on start is the wrapper's, made once the command runs), and
-// checks that qtask status-line prints the same.
+// checks that qtask status-line prints the same. The option is read as
+// qtask reads tmux, with -u: without a UTF-8 locale (CI's env -i pass) tmux
+// would print "⏵" as "_".
 func (h *harness) wantStatus(when, want string) {
 	h.t.Helper()
 	var pushed string
 	eventually(h.t, when+": @qtask_status "+want, func() bool {
-		pushed, _ = h.tmux("show-options", "-gqv", "@qtask_status")
+		pushed, _ = h.tmux("-u", "show-options", "-gqv", "@qtask_status")
 		return pushed == want
 	})
 	if printed := strings.TrimSuffix(h.mustQtask("status-line"), "\n"); printed != want {
