@@ -50,6 +50,9 @@ type Env struct {
 	// Locale is the character-type locale in force: $LC_ALL, else
 	// $LC_CTYPE, else $LANG ("" when none is set, which is "C").
 	Locale string
+	// NoColor is $NO_COLOR set to anything (no-color.org): no colours even
+	// on a terminal.
+	NoColor bool
 	// ClaudeBashTimeout is $BASH_DEFAULT_TIMEOUT_MS, the default timeout
 	// of Claude Code's Bash tool in milliseconds, as Claude's commands see
 	// it; empty if unset.
@@ -77,6 +80,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		TmuxPane:   getenv("TMUX_PANE"),
 		TmuxTmpdir: getenv("TMUX_TMPDIR"),
 		Locale:     firstNonEmpty(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG")),
+		NoColor:    getenv("NO_COLOR") != "",
 	}
 	switch v := getenv("QTASK_AGENT"); v {
 	case "", "0", "false":

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // --version and -v print what `qtask version` does.
@@ -87,4 +90,62 @@ func TestBashCompletesTaskIDs(t *testing.T) {
 		t.Errorf("qtask sta<Tab>: %q", got)
 	}
 	h.mustQtask("stop", running.ID)
+}
+
+// qtaskOnTTY runs qtask with its stdout on a terminal cols wide and
+// returns what it printed there.
+func (h *harness) qtaskOnTTY(cols uint16, extraEnv []string, args ...string) string {
+	h.t.Helper()
+	master, tty := openPTY(h.t, 40, cols)
+	defer master.Close()
+	cmd := exec.Command(qtaskBin, args...)
+	cmd.Env = append(append([]string{}, h.env...), extraEnv...)
+	cmd.Dir = h.root
+	cmd.Stdout = tty
+	if err := cmd.Run(); err != nil {
+		h.t.Fatalf("qtask %v on a terminal: %v", args, err)
+	}
+	tty.Close()
+	out, _ := io.ReadAll(master) // EIO once the terminal is closed and drained
+	return strings.ReplaceAll(string(out), "\r\n", "\n")
+}
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// ls fits the terminal (COMMAND is cut, never STATUS), colours the status
+// there (not with NO_COLOR, not into a pipe), shows NAME only when a task
+// has one and OUTPUT only with --wide; -q prints ids.
+func TestLsFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	long := "echo " + strings.Repeat("word ", 30) + "; exit 127"
+	failed := h.wait(h.start(long).ID)
+	for _, line := range strings.Split(strings.TrimSpace(h.qtaskOnTTY(60, nil, "ls")), "\n") {
+		plain := sgr.ReplaceAllString(line, "")
+		if n := utf8.RuneCountInString(plain); n > 60 {
+			t.Errorf("ls on a 60-column terminal printed a %d-column line: %q", n, plain)
+		}
+		if strings.HasPrefix(plain, failed.ID) && (!strings.Contains(line, "\x1b[31mfailed (127)\x1b[0m") || !strings.HasSuffix(plain, "…")) {
+			t.Errorf("row %q: want a red `failed (127)` and the command cut with …", line)
+		}
+		if strings.Contains(plain, "NAME") || strings.Contains(plain, "OUTPUT") {
+			t.Errorf("header %q: no NAME without names, no OUTPUT without --wide", plain)
+		}
+	}
+	if out := h.qtaskOnTTY(60, []string{"NO_COLOR=1"}, "ls"); strings.Contains(out, "\x1b") {
+		t.Errorf("ls with NO_COLOR printed escapes: %q", out)
+	}
+	piped := h.mustQtask("ls")
+	if strings.Contains(piped, "\x1b") || !strings.Contains(piped, long) {
+		t.Errorf("ls into a pipe must print the whole command and no colours:\n%s", piped)
+	}
+	named := h.start("sleep 60", "--name", "web")
+	wide := h.mustQtask("ls", "-o", "wide")
+	if !strings.Contains(wide, "NAME") || !strings.Contains(wide, "OUTPUT") || !strings.Contains(wide, failed.OutputPath) {
+		t.Errorf("ls -o wide:\n%s", wide)
+	}
+	if ids := h.mustQtask("ls", "-q"); ids != failed.ID+"\n"+named.ID+"\n" {
+		t.Errorf("ls -q = %q", ids)
+	}
+	h.mustQtask("stop", named.ID)
 }

@@ -29,7 +29,7 @@ func TestRunBackgroundLifecycle(t *testing.T) {
 	if got := h.output(id); got != "hello from qtask\n" {
 		t.Fatalf("output file = %q, want %q", got, "hello from qtask\n")
 	}
-	ls := h.mustQtask("ls")
+	ls := h.mustQtask("ls", "--wide")
 	for _, want := range []string{"ID", "STATUS", "RUNTIME", "COMMAND", "OUTPUT", id, "completed (exit 0)", "echo hello from qtask"} {
 		if !strings.Contains(ls, want) {
 			t.Errorf("ls output lacks %q:\n%s", want, ls)
@@ -285,7 +285,7 @@ func TestLostTasksAreSettled(t *testing.T) {
 	pgid := h.status(byWrapper.ID).PID
 	syscall.Kill(rec.WrapperPID, syscall.SIGKILL)
 	eventually(t, "SIGKILLed wrapper to be seen as lost by ls", func() bool {
-		return strings.Contains(h.mustQtask("ls"), "failed: lost: ")
+		return strings.Contains(h.mustQtask("ls"), "failed (lost)")
 	})
 	eventually(t, "lost task's processes to be gone", func() bool { return len(groupMembers(pgid)) == 0 })
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,17 +15,27 @@ type LsOptions struct {
 	JSON   bool
 	Status string
 	Scope  string
+	Wide   bool // the OUTPUT column, and nothing cut to the terminal's width
+	Quiet  bool // ids only
 }
 
 // NewCmdLs builds `qtask ls`.
 func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.Command {
 	opts := &LsOptions{}
+	var output string
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List tasks, oldest first",
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch output {
+			case "":
+			case "wide":
+				opts.Wide = true
+			default:
+				return usageErrorf("-o %q: the only output format is wide (or use --json)", output)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -37,6 +45,9 @@ func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.C
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array of task objects")
 	cmd.Flags().StringVar(&opts.Status, "status", "", "only tasks with this status: running, completed, failed, cancelled")
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", "only tasks of this scope")
+	cmd.Flags().BoolVar(&opts.Wide, "wide", false, "add the OUTPUT column and cut nothing to the terminal's width")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "wide: same as --wide")
+	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print task ids only, one a line (for xargs)")
 	return cmd
 }
 
@@ -62,21 +73,19 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 	if opts.JSON {
 		return writeJSON(deps.IO.Out, list)
 	}
+	// Buffered: a system call per row would cost more than the rows.
+	out := bufio.NewWriterSize(deps.IO.Out, 64<<10)
+	if opts.Quiet {
+		for _, t := range list {
+			fmt.Fprintln(out, displayValue(t.ID))
+		}
+		return out.Flush()
+	}
 	if len(list) == 0 {
 		fmt.Fprintln(deps.IO.Out, "No background tasks.")
 		return nil
 	}
-	now := time.Now()
-	// Buffered: tabwriter writes every cell on its own, a system call each.
-	out := bufio.NewWriterSize(deps.IO.Out, 64<<10)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tRUNTIME\tCOMMAND\tOUTPUT")
-	for _, t := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", displayValue(t.ID), displayCommand(t.StatusText(), 48),
-			formatRuntime(t.Runtime(now)), displayCommand(t.Label(), 48), displayValue(t.OutputPath))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	width := terminalWidth(deps.IO.Out)
+	writeTaskTable(out, list, tableStyle{wide: opts.Wide, width: width, color: width > 0 && !deps.Env.NoColor})
 	return out.Flush()
 }

@@ -166,14 +166,6 @@ func (u *ui) draw() {
 	io.WriteString(u.deps.IO.Out, b.String())
 }
 
-// shortStatus fits a status in a column: "failed (127)", not the reason.
-func shortStatus(t *tasks.Task) string {
-	if t.Status == tasks.StatusFailed && t.ExitCode != nil {
-		return fmt.Sprintf("failed (%d)", *t.ExitCode)
-	}
-	return string(t.Status)
-}
-
 // key acts on one key; false ends the ui.
 func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 	i := u.index()
