@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +34,10 @@ const captureChunk = 32 << 10
 // written out.
 const captureDrain = 2 * time.Millisecond
 
+// captureBusy is how much output makes a task a busy one, worth more than
+// one P to capture.
+const captureBusy = 1 << 20
+
 // captureSink is the writing half of a capture: the screen model that turns
 // the pane's raw bytes into the text the pane shows, over a spool (write
 // errors are transient) over the task's capped output file. Rows that
@@ -51,6 +56,7 @@ type captureSink struct {
 	// settled is how much of live is settled lines (see render.AppendLive).
 	settled int
 	sawEnd  bool
+	busy    bool         // captureBusy bytes have arrived
 	read    atomic.Int64 // raw bytes consumed: the wrapper's sign of progress
 	// lastRead is when the last byte arrived: where a gap starts.
 	lastRead time.Time
@@ -138,7 +144,13 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 		}
 		n, err := in.Read(k.buf)
 		if n > 0 {
-			k.read.Add(int64(n))
+			if k.read.Add(int64(n)) >= captureBusy && !k.busy {
+				// A wrapper starts on one P to stay small while its task
+				// is quiet (see wrapperGOMAXPROCS); a task that streams
+				// output gets the machine's CPUs back.
+				k.busy = true
+				runtime.GOMAXPROCS(runtime.NumCPU())
+			}
 			k.lastRead = time.Now()
 			k.write(k.buf[:n])
 			held = true

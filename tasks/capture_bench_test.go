@@ -28,7 +28,7 @@ func BenchmarkCapture(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := &record{Task: Task{ID: id, Status: StatusRunning, StartedAt: time.Now(), OutputPath: s.outputPath(id)},
+		r := &record{Task: Task{ID: id, Kind: KindShell, Status: StatusRunning, StartedAt: time.Now(), OutputPath: s.outputPath(id)},
 			OutputMaxBytes: 4 << 20}
 		if err := s.save(r); err != nil {
 			b.Fatal(err)

@@ -18,6 +18,7 @@ type WindowSpec struct {
 	Name      string   // window name shown in the status line
 	Dir       string   // start directory of the pane
 	Argv      []string // the pane's program, passed to tmux as argv (never a shell string)
+	Env       []string // NAME=value set for the pane's program (new-window -e)
 }
 
 // StartWindow opens a detached window running spec.Argv in spec.Session and
@@ -32,6 +33,9 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 		args := []string{verb, targetFlag, literalArg(target), "-d", "-P", "-F", "#{pane_id}" + fieldSep + "#{pane_pid}", "-n", formatArg(spec.Name)}
 		if spec.Dir != "" {
 			args = append(args, "-c", formatArg(spec.Dir))
+		}
+		for _, kv := range spec.Env {
+			args = append(args, "-e", literalArg(kv))
 		}
 		if len(spec.Argv) > 0 {
 			args = append(args, "--")

@@ -171,10 +171,11 @@ func TestReaderThatCannotSettleWarns(t *testing.T) {
 	task := h.start("sleep 300")
 	var rec struct {
 		WrapperPID int `json:"wrapper_pid"`
+		PID        int `json:"pid"`
 	}
-	eventually(t, "the wrapper's pid on record", func() bool {
+	eventually(t, "the wrapper to run the command", func() bool {
 		data, _ := os.ReadFile(filepath.Join(h.state, "tasks", task.ID+".json"))
-		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0
+		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0 && rec.PID != 0
 	})
 	free := h.fillState()
 	syscall.Kill(rec.WrapperPID, syscall.SIGKILL)

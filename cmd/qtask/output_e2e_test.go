@@ -140,3 +140,21 @@ func TestCompleteOutputIsSaidComplete(t *testing.T) {
 		t.Errorf("output_complete %v, output_loss %q; want true and none", complete, loss)
 	}
 }
+
+// The wrapper's own runtime settings (it runs with GOMAXPROCS=1 to save
+// memory) never reach the command, which gets the caller's environment.
+func TestWrapperSettingsDoNotReachTheCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.start("echo GOMAXPROCS=${GOMAXPROCS-unset}").ID
+	h.wait(id)
+	if out := h.output(id); out != "GOMAXPROCS=unset\n" {
+		t.Errorf("a command started without GOMAXPROCS sees %q", out)
+	}
+	r := h.qtaskIn(h.root, []string{"GOMAXPROCS=7"}, "run", "--bg", "--json", "--", "echo GOMAXPROCS=${GOMAXPROCS-unset}")
+	id = decodeTask(t, r.stdout).ID
+	h.wait(id)
+	if out := h.output(id); out != "GOMAXPROCS=7\n" {
+		t.Errorf("a command started with the caller's GOMAXPROCS=7 sees %q", out)
+	}
+}
