@@ -417,6 +417,8 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 type Change struct {
 	Path     string
 	Old, New []byte // Old is nil when the file does not exist
+	// What the file gets or loses: "hooks", "MCP server", or both.
+	What string
 }
 
 // PlanAdd reads the settings file at path and works out the install (the

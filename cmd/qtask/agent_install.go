@@ -36,8 +36,10 @@ func NewCmdAgentInstall(deps *Deps, runF func(context.Context, *InstallOptions) 
 .claude/settings.json, qwen-code .qwen/settings.json, gemini-cli
 .gemini/settings.json; in the current directory, or in your home with
 --user), so the agent hears about the tasks of its scope when they end.
+It also registers 'qtask mcp' as the agent's MCP server "qtask" (Claude:
+the project's .mcp.json; qwen and gemini: the same settings file).
 Everything else in the file is kept as it was; installing twice changes
-nothing; the file's previous text is kept in settings.json.qtask-backup.`,
+nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := hooks.Lookup(args[0])
@@ -61,8 +63,8 @@ nothing; the file's previous text is kept in settings.json.qtask-backup.`,
 		cmd.Use = "uninstall claude|qwen|gemini"
 		cmd.Short = "Remove qtask's hooks from a coding agent's settings"
 		cmd.Long = `Remove exactly what 'qtask agent install' added to the agent's settings
-file, and nothing else. The file's previous text is kept in
-settings.json.qtask-backup.`
+(its hooks and MCP server), and nothing else. Each file's previous text is
+kept in FILE.qtask-backup.`
 	} else {
 		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
@@ -78,7 +80,8 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if err != nil {
 		return err
 	}
-	path, err := install.SettingsPath(opts.Agent, opts.User, install.Paths{Cwd: cwd, Home: deps.Env.Home, ClaudeConfigDir: deps.Env.ClaudeConfigDir})
+	paths := install.Paths{Cwd: cwd, Home: deps.Env.Home, ClaudeConfigDir: deps.Env.ClaudeConfigDir}
+	path, err := install.SettingsPath(opts.Agent, opts.User, paths)
 	if err != nil {
 		return err
 	}
@@ -102,6 +105,15 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if err != nil {
 		return err
 	}
+	var changes []install.Change
+	if opts.Remove {
+		changes, err = install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
+	} else {
+		changes, err = install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
+	}
+	if err != nil {
+		return err
+	}
 	if opts.Agent.Name == hooks.Claude.Name && !opts.DryRun {
 		// The link first: settings naming a prefix that is not there yet
 		// would break every command Claude runs.
@@ -114,6 +126,20 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 			return err
 		}
 	}
+	for _, change := range changes {
+		if err := applyInstall(deps, opts, change); err != nil {
+			return err
+		}
+	}
+	if opts.Agent.Name == hooks.Claude.Name && opts.User && !opts.Remove {
+		fmt.Fprintf(deps.IO.Out, "to give Claude Code qtask's MCP server in every project, run: %s\n", install.ClaudeUserMCPHint(deps.Self))
+	}
+	return nil
+}
+
+// applyInstall writes one file's change (or, with --dry-run, prints it)
+// and says what it did.
+func applyInstall(deps *Deps, opts *InstallOptions, change install.Change) error {
 	verb := "installed in"
 	if opts.Remove {
 		verb = "removed from"
@@ -121,10 +147,10 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	diff := change.Diff()
 	switch {
 	case diff == "" && opts.Remove:
-		fmt.Fprintf(deps.IO.Out, "no qtask hooks for %s in %s: nothing to change\n", opts.Agent.Name, path)
+		fmt.Fprintf(deps.IO.Out, "no qtask %s for %s in %s: nothing to change\n", change.What, opts.Agent.Name, change.Path)
 		return nil
 	case diff == "":
-		fmt.Fprintf(deps.IO.Out, "qtask hooks for %s already in %s: nothing to change\n", opts.Agent.Name, path)
+		fmt.Fprintf(deps.IO.Out, "qtask %s for %s already in %s: nothing to change\n", change.What, opts.Agent.Name, change.Path)
 		return nil
 	case opts.DryRun:
 		fmt.Fprint(deps.IO.Out, diff)
@@ -134,7 +160,7 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(deps.IO.Out, "qtask hooks for %s %s %s", opts.Agent.Name, verb, path)
+	fmt.Fprintf(deps.IO.Out, "qtask %s for %s %s %s", change.What, opts.Agent.Name, verb, change.Path)
 	if backup != "" {
 		fmt.Fprintf(deps.IO.Out, " (previous version: %s)", backup)
 	}

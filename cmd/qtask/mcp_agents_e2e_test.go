@@ -83,72 +83,126 @@ func TestMCPInspector(t *testing.T) {
 // the task's end and its notification, exactly once in the whole
 // conversation.
 func TestMCPWithRealAgents(t *testing.T) {
+	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
+		gate := filepath.Join(h.root, "gate")
+		marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
+		shell, wait := a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
+		var mu sync.Mutex // id is set by the mock's handler
+		var id string
+		idIn := regexp.MustCompile(`Started task ([0-9a-f]{8}) in the background`)
+		mock, err := mockmodel.Start(
+			mockmodel.Tool(shell, map[string]any{"is_background": true,
+				"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo %s; exit 3", gate, marker)}),
+			mockmodel.Func(func(r mockmodel.Request) mockmodel.Turn {
+				results := r.ToolResults()
+				mu.Lock()
+				defer mu.Unlock()
+				if m := idIn.FindStringSubmatch(strings.Join(results, "\n")); m != nil {
+					id = m[1]
+				}
+				os.WriteFile(gate, nil, 0o600) // after the shell result: the end goes to task_wait's
+				return mockmodel.Tool(wait, map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
+			}),
+			mockmodel.Text("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(mock.Close)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		run := &agenttest.Run{Agent: a, Prompt: "run it in the background and wait for it", Model: mock.URL(),
+			MCP: []agenttest.MCPServer{h.mcpServer("agent-" + a.Name)}}
+		if a == agenttest.Claude {
+			run.Args = []string{"--allowedTools", shell + "," + wait}
+		}
+		start := time.Now()
+		out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+		t.Logf("%s ran in %v", a.Name, time.Since(start).Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("%v\n%s\nrequests:\n%s", err, out, mock.Summary())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		turns := mock.MainTurns()
+		if len(turns) != 3 || id == "" {
+			t.Fatalf("%d main turns, task id %q; want 3 and an id\nrequests:\n%s", len(turns), id, mock.Summary())
+		}
+		results := turns[2].ToolResults()
+		if len(results) != 2 {
+			t.Fatalf("tool results in the last turn: %q, want the shell's and task_wait's", results)
+		}
+		if !strings.Contains(results[0], "Output file: "+filepath.Join(h.state, "output", id+".log")) {
+			t.Errorf("the shell result the model read: %q", results[0])
+		}
+		if !strings.Contains(results[1], id+" failed: exited with code 3") || !strings.Contains(results[1], marker) {
+			t.Errorf("the task_wait result the model read: %q", results[1])
+		}
+		// The notification: in task_wait's result, once in the whole
+		// conversation the last request carries.
+		if n := turns[2].Count("<task-id>" + id + "</task-id>"); n != 1 {
+			t.Errorf("the task's notification reached the model %d times, want 1\nresults: %q", n, results)
+		}
+		if ids, _ := h.inboxIDs("agent-" + a.Name); len(ids) != 0 {
+			t.Errorf("the inbox still had %q after the MCP result delivered it", ids)
+		}
+	})
+}
+
+// TestAgentInstallRegistersMCP: `qtask agent install` also registers qtask's
+// MCP server where each pinned agent reads it (Claude: the project's
+// .mcp.json; qwen and gemini: their settings, gemini with trust): the agent,
+// given nothing else, starts it and its tool result reaches the model.
+// Uninstall takes the registration out again.
+func TestAgentInstallRegistersMCP(t *testing.T) {
+	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
+		proj := filepath.Join(h.root, "proj")
+		os.MkdirAll(proj, 0o755)
+		if r := h.qtaskIn(proj, nil, "agent", "install", a.Name); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
+			t.Fatalf("agent install %s: exit %d %q %q", a.Name, r.code, r.stdout, r.stderr)
+		}
+		tool := a.MCPTool("qtask", "task_list")
+		mock, err := mockmodel.Start(mockmodel.Tool(tool, map[string]any{}), mockmodel.Text("done"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(mock.Close)
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		run := &agenttest.Run{Agent: a, Prompt: "list the tasks", Model: mock.URL(), Dir: proj,
+			Env: []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config, "QTASK_TMUX_SOCKET=" + h.socket, "QTASK_SCOPE=installed"}}
+		if a == agenttest.Claude {
+			run.Args = []string{"--allowedTools", tool}
+		}
+		out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+		if err != nil {
+			t.Fatalf("%v\n%s\nrequests:\n%s", err, out, mock.Summary())
+		}
+		turns := mock.MainTurns()
+		if len(turns) != 2 {
+			t.Fatalf("%d main turns, want 2\nrequests:\n%s", len(turns), mock.Summary())
+		}
+		if results := turns[1].ToolResults(); len(results) != 1 || !strings.Contains(results[0], "No tasks.") {
+			t.Errorf("the task_list result the model read: %q\nrequests:\n%s", results, mock.Summary())
+		}
+		if r := h.qtaskIn(proj, nil, "agent", "uninstall", a.Name); r.code != 0 {
+			t.Fatalf("agent uninstall: exit %d %q", r.code, r.stderr)
+		}
+		for _, f := range []string{".mcp.json", ".claude/settings.json", ".qwen/settings.json", ".gemini/settings.json"} {
+			if data, _ := os.ReadFile(filepath.Join(proj, f)); strings.Contains(string(data), "mcpServers") {
+				t.Errorf("after uninstall %s still has:\n%s", f, data)
+			}
+		}
+	})
+}
+
+// eachAgent runs test once per pinned agent, each in a harness of its own.
+func eachAgent(t *testing.T, test func(t *testing.T, a agenttest.Agent, h *harness)) {
 	for _, a := range []agenttest.Agent{agenttest.Claude, agenttest.Qwen, agenttest.Gemini} {
 		t.Run(a.Name, func(t *testing.T) {
 			agenttest.Require(t, a)
 			h := newHarness(t)
 			h.writeConfig("shell = \"sh\"\n")
-			gate := filepath.Join(h.root, "gate")
-			marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
-			shell, wait := a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
-			var mu sync.Mutex // id is set by the mock's handler
-			var id string
-			idIn := regexp.MustCompile(`Started task ([0-9a-f]{8}) in the background`)
-			mock, err := mockmodel.Start(
-				mockmodel.Tool(shell, map[string]any{"is_background": true,
-					"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo %s; exit 3", gate, marker)}),
-				mockmodel.Func(func(r mockmodel.Request) mockmodel.Turn {
-					results := r.ToolResults()
-					mu.Lock()
-					defer mu.Unlock()
-					if m := idIn.FindStringSubmatch(strings.Join(results, "\n")); m != nil {
-						id = m[1]
-					}
-					os.WriteFile(gate, nil, 0o600) // after the shell result: the end goes to task_wait's
-					return mockmodel.Tool(wait, map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
-				}),
-				mockmodel.Text("done"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(mock.Close)
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			run := &agenttest.Run{Agent: a, Prompt: "run it in the background and wait for it", Model: mock.URL(),
-				MCP: []agenttest.MCPServer{h.mcpServer("agent-" + a.Name)}}
-			if a == agenttest.Claude {
-				run.Args = []string{"--allowedTools", shell + "," + wait}
-			}
-			start := time.Now()
-			out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
-			t.Logf("%s ran in %v", a.Name, time.Since(start).Round(time.Millisecond))
-			if err != nil {
-				t.Fatalf("%v\n%s\nrequests:\n%s", err, out, mock.Summary())
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			turns := mock.MainTurns()
-			if len(turns) != 3 || id == "" {
-				t.Fatalf("%d main turns, task id %q; want 3 and an id\nrequests:\n%s", len(turns), id, mock.Summary())
-			}
-			results := turns[2].ToolResults()
-			if len(results) != 2 {
-				t.Fatalf("tool results in the last turn: %q, want the shell's and task_wait's", results)
-			}
-			if !strings.Contains(results[0], "Output file: "+filepath.Join(h.state, "output", id+".log")) {
-				t.Errorf("the shell result the model read: %q", results[0])
-			}
-			if !strings.Contains(results[1], id+" failed: exited with code 3") || !strings.Contains(results[1], marker) {
-				t.Errorf("the task_wait result the model read: %q", results[1])
-			}
-			// The notification: in task_wait's result, once in the whole
-			// conversation the last request carries.
-			if n := turns[2].Count("<task-id>" + id + "</task-id>"); n != 1 {
-				t.Errorf("the task's notification reached the model %d times, want 1\nresults: %q", n, results)
-			}
-			if ids, _ := h.inboxIDs("agent-" + a.Name); len(ids) != 0 {
-				t.Errorf("the inbox still had %q after the MCP result delivered it", ids)
-			}
+			test(t, a, h)
 		})
 	}
 }

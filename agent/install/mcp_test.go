@@ -1,0 +1,46 @@
+package install
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qtask/qtask/agent/hooks"
+)
+
+func TestAddMCP(t *testing.T) {
+	const mine = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"x\"\n    }\n  }\n}\n"
+	got, err := AddMCP(hooks.Gemini, []byte(mine), "/opt/qtask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"x\"\n    },\n    \"qtask\": {\n      \"command\": \"/opt/qtask\",\n" +
+		"      \"args\": [\n        \"mcp\"\n      ],\n      \"trust\": true\n    }\n  }\n}\n"
+	if string(got) != want {
+		t.Errorf("AddMCP gemini:\n%s\nwant:\n%s", got, want)
+	}
+	if again, _ := AddMCP(hooks.Gemini, got, "/opt/qtask"); string(again) != string(got) {
+		t.Errorf("a second AddMCP changed the file:\n%s", again)
+	}
+	moved, _ := AddMCP(hooks.Gemini, got, "/usr/bin/qtask")
+	if !strings.Contains(string(moved), `"command": "/usr/bin/qtask"`) || strings.Count(string(moved), `"qtask"`) != 1 {
+		t.Errorf("AddMCP with a new binary path:\n%s", moved)
+	}
+	removed, err := RemoveMCP(moved)
+	if err != nil || string(removed) != mine {
+		t.Errorf("RemoveMCP: %v\n%s\nwant the file as it was", err, removed)
+	}
+	claude, _ := AddMCP(hooks.Claude, nil, "/opt/qtask")
+	if !strings.Contains(string(claude), `"type": "stdio"`) || strings.Contains(string(claude), "trust") {
+		t.Errorf("AddMCP claude:\n%s", claude)
+	}
+	if empty, _ := RemoveMCP(claude); string(empty) != "{}\n" {
+		t.Errorf("RemoveMCP left %q, want an empty object", empty)
+	}
+	foreign := `{"mcpServers":{"qtask":{"command":"npx","args":["some-qtask"]}}}`
+	if _, err := AddMCP(hooks.Qwen, []byte(foreign), "/opt/qtask"); err == nil || !strings.Contains(err.Error(), "rename or remove it") {
+		t.Errorf("AddMCP over someone else's qtask entry: %v", err)
+	}
+	if kept, _ := RemoveMCP([]byte(foreign)); string(kept) != foreign {
+		t.Errorf("RemoveMCP touched someone else's entry: %s", kept)
+	}
+}
