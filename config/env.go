@@ -57,6 +57,10 @@ type Env struct {
 	// of Claude Code's Bash tool in milliseconds, as Claude's commands see
 	// it; empty if unset.
 	ClaudeBashTimeout string
+	// ClaudeShellPrefix is $CLAUDE_CODE_SHELL_PREFIX and ClaudeSessionID
+	// $CLAUDE_CODE_SESSION_ID, as Claude Code sets them for its commands
+	// and hooks; empty if unset.
+	ClaudeShellPrefix, ClaudeSessionID string
 }
 
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
@@ -92,6 +96,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
 	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
+	e.ClaudeShellPrefix, e.ClaudeSessionID = getenv("CLAUDE_CODE_SHELL_PREFIX"), getenv("CLAUDE_CODE_SESSION_ID")
 
 	var err error
 	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")

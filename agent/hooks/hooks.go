@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -31,6 +32,9 @@ type Agent struct {
 	contextEvents []string
 	// stopEvent ends the agent's turn; blocking it makes the agent go on.
 	stopEvent string
+	// routeEvent fires before a call of the agent's shell tool, named
+	// ShellTool, for routing (see Route).
+	routeEvent, ShellTool string
 	// BlockCap is how many consecutive Stop blocks the agent honours; it
 	// overrides the next one, and what that block said would be lost.
 	BlockCap int
@@ -41,9 +45,11 @@ type Agent struct {
 // blocks, qwen-code overrides the 8th; gemini-cli names no cap, and is held
 // to qwen's.
 var (
-	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8}
+	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
+		routeEvent: "PreToolUse", ShellTool: "Bash"}
 	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
-	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
+	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
+		routeEvent: "BeforeTool", ShellTool: "run_shell_command"}
 )
 
 // Agents lists the supported agents.
@@ -63,6 +69,12 @@ func Lookup(name string) (Agent, error) {
 // events, then the end of turn.
 func (a Agent) Events() []string { return append(slices.Clone(a.contextEvents), a.stopEvent) }
 
+// RouteEvent is the event that fires before a call of the agent's shell
+// tool, "" for an agent whose calls qtask does not route (qwen-code:
+// neither a shell prefix nor a pre-tool rewrite that keeps the permission
+// check on the model's command).
+func (a Agent) RouteEvent() string { return a.routeEvent }
+
 // Kind is what an event lets a hook do with notifications.
 type Kind int
 
@@ -75,6 +87,9 @@ const (
 	// EndOfTurn events block the end of the turn while notifications are
 	// pending, so the agent reads them and goes on.
 	EndOfTurn
+	// Route events come before a shell tool call, which is routed through
+	// qtask (see Agent.Route).
+	Route
 )
 
 // Classify says what the agent's event is for.
@@ -82,6 +97,8 @@ func (a Agent) Classify(event string) Kind {
 	switch {
 	case event == a.stopEvent:
 		return EndOfTurn
+	case event != "" && event == a.routeEvent:
+		return Route
 	case slices.Contains(a.contextEvents, event):
 		return Context
 	}
@@ -98,6 +115,19 @@ type Input struct {
 	// StopHookActive is true on an end of turn that follows one a hook
 	// blocked.
 	StopHookActive bool `json:"stop_hook_active"`
+	// ToolName and ToolInput describe the call a tool event is about;
+	// ToolInput is read only for the shell tool (ShellCall), so that no
+	// other tool's input can make a hook fail.
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// ShellCall is the shell tool's input, as the three agents name it.
+type ShellCall struct {
+	Command string `json:"command"`
+	// Claude's run_in_background, qwen's and gemini's is_background.
+	RunInBackground bool `json:"run_in_background"`
+	IsBackground    bool `json:"is_background"`
 }
 
 // ParseInput reads a hook's stdin. Empty input is no error (a hook run by
@@ -210,6 +240,10 @@ type Options struct {
 	Hold time.Duration
 	// StateDir keeps the block counts (under agent/).
 	StateDir string
+	// Routed: Claude runs its Bash tool through qtask's shell prefix.
+	Routed bool
+	// Self is the qtask binary a routed gemini command runs.
+	Self string
 }
 
 // Handle answers one hook event of agent a: the pending notifications of
@@ -223,8 +257,12 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		event = in.Event
 	}
 	kind := a.Classify(event)
-	if kind == Ignored {
+	switch kind {
+	case Ignored:
 		return nil, nil
+	case Route:
+		in.Event = event
+		return a.Route(in, opts)
 	}
 	var counter *BlockCounter
 	if kind == EndOfTurn {
@@ -271,4 +309,47 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold 
 	ctx, cancel := context.WithTimeout(ctx, hold)
 	defer cancel()
 	store.Wait(ctx, ids)
+}
+
+// Route answers a pre-tool event for the agent's shell tool so that the
+// call runs as a qtask task while the agent's own permission check stays
+// on the command the model wrote:
+//
+//   - gemini-cli applies a BeforeTool hook's tool_input after its policy
+//     check (0.61.0): the command becomes `qtask run --agent [--bg] --
+//     'COMMAND'`, and a background call becomes a qtask background task
+//     (gemini tells the model nothing when its own ends), so its end comes
+//     as a qtask notification, once;
+//   - Claude Code checks a PreToolUse rewrite as rewritten, so nothing is
+//     rewritten: its calls reach qtask through the shell prefix, which
+//     cannot tell a background call (run_in_background) from a foreground
+//     one. The hook leaves the prefix a mark (route.MarkBackground), so
+//     that the run is neither timed out nor announced by qtask: Claude
+//     announces its end itself.
+func (a Agent) Route(in Input, opts Options) ([]byte, error) {
+	var call ShellCall
+	if in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
+		return nil, nil
+	}
+	switch a.Name {
+	case Claude.Name:
+		if !opts.Routed || !call.RunInBackground {
+			return nil, nil
+		}
+		return nil, route.MarkBackground(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command)
+	case Gemini.Name:
+		if opts.Self == "" {
+			return nil, nil
+		}
+		// Only the fields that change: gemini tells the model which ones a
+		// hook modified.
+		input := map[string]any{"command": route.Wrap(opts.Self, call.Command, call.IsBackground)}
+		if call.IsBackground {
+			input["is_background"] = false
+		}
+		out := map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": in.Event, "tool_input": input}}
+		data, err := json.Marshal(out)
+		return append(data, '\n'), err
+	}
+	return nil, nil
 }

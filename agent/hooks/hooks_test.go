@@ -2,7 +2,12 @@ package hooks
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/agent/route"
 )
 
 func TestClassify(t *testing.T) {
@@ -12,7 +17,8 @@ func TestClassify(t *testing.T) {
 		want  Kind
 	}{
 		{Claude, "UserPromptSubmit", Context}, {Claude, "PostToolUse", Context}, {Claude, "SessionStart", Context},
-		{Claude, "Stop", EndOfTurn}, {Claude, "AfterAgent", Ignored}, {Claude, "PreToolUse", Ignored}, {Claude, "", Ignored},
+		{Claude, "Stop", EndOfTurn}, {Claude, "AfterAgent", Ignored}, {Claude, "PreToolUse", Route}, {Claude, "", Ignored},
+		{Qwen, "PreToolUse", Ignored}, {Gemini, "BeforeTool", Route}, {Gemini, "PreToolUse", Ignored},
 		{Qwen, "UserPromptSubmit", Context}, {Qwen, "Stop", EndOfTurn}, {Qwen, "SubagentStop", Ignored},
 		{Gemini, "BeforeAgent", Context}, {Gemini, "AfterTool", Context}, {Gemini, "SessionStart", Context},
 		{Gemini, "AfterAgent", EndOfTurn}, {Gemini, "Stop", Ignored}, {Gemini, "UserPromptSubmit", Ignored},
@@ -52,7 +58,7 @@ func TestParseInput(t *testing.T) {
 	if err != nil || in.SessionID != "abc" || in.Event != "Stop" || !in.StopHookActive {
 		t.Errorf("ParseInput = %+v, %v", in, err)
 	}
-	if in, err := ParseInput([]byte(" \n")); err != nil || in != (Input{}) {
+	if in, err := ParseInput([]byte(" \n")); err != nil || !reflect.DeepEqual(in, Input{}) {
 		t.Errorf("empty input = %+v, %v; want nothing, no error", in, err)
 	}
 	for _, bad := range []string{"{", "[1]", "null x", `"s"`} {
@@ -79,5 +85,70 @@ func TestBlockCounter(t *testing.T) {
 	}
 	if !c.Allow(false) {
 		t.Error("a new turn (stop_hook_active false) did not start a new count")
+	}
+}
+
+func TestRoute(t *testing.T) {
+	dir := t.TempDir()
+	bg := Input{SessionID: "s1", Event: "PreToolUse", ToolName: "Bash", ToolInput: shellCall(t, ShellCall{Command: "make", RunInBackground: true})}
+	if out, err := Claude.Route(bg, Options{StateDir: dir, Routed: true}); out != nil || err != nil {
+		t.Fatalf("Claude's PreToolUse answered %q (%v): it must never rewrite or decide", out, err)
+	}
+	if !route.TakeBackground(filepath.Join(dir, "agent"), "s1", "make") {
+		t.Errorf("a routed background call left no mark for the shell prefix")
+	}
+	Claude.Route(bg, Options{StateDir: dir, Routed: false})
+	fg := bg
+	fg.ToolInput = shellCall(t, ShellCall{Command: "make"})
+	Claude.Route(fg, Options{StateDir: dir, Routed: true})
+	if route.TakeBackground(filepath.Join(dir, "agent"), "s1", "make") {
+		t.Errorf("a mark was left without routing, or for a foreground call")
+	}
+
+	call := Input{Event: "BeforeTool", ToolName: "run_shell_command", ToolInput: shellCall(t, ShellCall{Command: "go test ./...", IsBackground: true})}
+	out, err := Gemini.Route(call, Options{Self: "/usr/bin/qtask"})
+	var answer struct {
+		HookSpecificOutput struct {
+			HookEventName string         `json:"hookEventName"`
+			ToolInput     map[string]any `json:"tool_input"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err != nil || json.Unmarshal(out, &answer) != nil {
+		t.Fatalf("gemini BeforeTool: %q %v", out, err)
+	}
+	want := map[string]any{"command": "'/usr/bin/qtask' run --agent --bg -- 'go test ./...'", "is_background": false}
+	if answer.HookSpecificOutput.HookEventName != "BeforeTool" || !reflect.DeepEqual(answer.HookSpecificOutput.ToolInput, want) {
+		t.Errorf("gemini BeforeTool answered %s, want tool_input %v", out, want)
+	}
+	call.ToolInput = shellCall(t, ShellCall{Command: "go test ./..."})
+	out, _ = Gemini.Route(call, Options{Self: "/usr/bin/qtask"})
+	if strings.Contains(string(out), "is_background") || !strings.Contains(string(out), "run --agent -- ") {
+		t.Errorf("a foreground gemini call: %s", out)
+	}
+	for _, other := range []Input{
+		{Event: "BeforeTool", ToolName: "read_file", ToolInput: shellCall(t, ShellCall{Command: "x"})},
+		{Event: "BeforeTool", ToolName: "run_shell_command", ToolInput: shellCall(t, ShellCall{Command: "  "})},
+		{Event: "BeforeTool", ToolName: "run_shell_command", ToolInput: json.RawMessage(`{"command": 7}`)},
+	} {
+		if out, _ := Gemini.Route(other, Options{Self: "/usr/bin/qtask"}); out != nil {
+			t.Errorf("%+v was rewritten: %s", other, out)
+		}
+	}
+}
+
+func shellCall(t *testing.T, c ShellCall) json.RawMessage {
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A tool whose input has fields of other types than the shell tool's must
+// not make a hook's input unreadable.
+func TestParseInputOtherToolInput(t *testing.T) {
+	in, err := ParseInput([]byte(`{"hook_event_name":"PostToolUse","tool_name":"X","tool_input":{"command":7,"run_in_background":"yes"}}`))
+	if err != nil || in.Event != "PostToolUse" {
+		t.Fatalf("ParseInput: %+v %v", in, err)
 	}
 }

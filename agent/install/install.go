@@ -109,22 +109,55 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		}
 	}
 	for _, ev := range a.Events() {
-		want := entry(a, ev, command, hold, marked)
-		groups, err := groupsOf(hooksObj, ev)
+		merged, err := merge(hooksObj, a, ev, "", entry(a, ev, command, hold, marked))
 		if err != nil {
 			return nil, err
 		}
-		if ours := oursIn(groups, a); len(ours) == 1 && bytes.Equal(encode(ours[0]), encode(want)) {
-			continue
-		}
-		groups, _ = withoutOurs(groups, a)
-		group := newObject()
-		group.set("hooks", []any{want})
-		hooksObj.set(ev, append(groups, group))
-		changed = true
+		changed = changed || merged
 	}
 	if !changed {
 		return settings, nil // as it was, formatting and all
+	}
+	return encode(root), nil
+}
+
+// merge puts want in event's list as qtask's one entry for a, in a group
+// of its own (with matcher, when not empty), unless it is there already;
+// it reports whether it changed anything.
+func merge(hooksObj *object, a hooks.Agent, event, matcher string, want *object) (bool, error) {
+	groups, err := groupsOf(hooksObj, event)
+	if err != nil {
+		return false, err
+	}
+	ours := oursIn(groups, a)
+	if len(ours) == 1 && bytes.Equal(encode(ours[0]), encode(want)) {
+		return false, nil
+	}
+	groups, _ = withoutOurs(groups, a)
+	group := newObject()
+	if matcher != "" {
+		group.set("matcher", matcher)
+	}
+	group.set("hooks", []any{want})
+	hooksObj.set(event, append(groups, group))
+	return true, nil
+}
+
+// AddRoute returns settings with the agent's routing hook merged in (see
+// hooks.Agent.Route), for its shell tool only; settings of an agent
+// without one, or that have it already, come back unchanged.
+func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
+	ev := a.RouteEvent()
+	if ev == "" {
+		return settings, nil
+	}
+	root, hooksObj, err := parseSettings(settings, true)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := merge(hooksObj, a, ev, a.ShellTool, entry(a, ev, command, 0, hadMark(hooksObj, a)))
+	if err != nil || !changed {
+		return settings, err
 	}
 	return encode(root), nil
 }
@@ -422,11 +455,15 @@ type Change struct {
 }
 
 // PlanAdd reads the settings file at path and works out the install (the
-// hooks, and env when not empty); PlanRemove the uninstall. Nothing is
+// hooks, the routing hook when routed, and env when not empty);
+// PlanRemove the uninstall. Nothing is
 // written.
-func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, env []EnvVar) (Change, error) {
+func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, routed bool, env []EnvVar) (Change, error) {
 	return plan(path, func(old []byte) ([]byte, error) {
 		added, err := Add(a, old, command, hold)
+		if err == nil && routed {
+			added, err = AddRoute(a, added, command)
+		}
 		if err != nil || len(env) == 0 {
 			return added, err
 		}

@@ -15,9 +15,13 @@
 package route
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -165,3 +169,63 @@ const ClaudeShellLink = "qtask-claude-shell"
 
 // IsClaudeShellLink reports whether argv0 names the link.
 func IsClaudeShellLink(argv0 string) bool { return filepath.Base(argv0) == ClaudeShellLink }
+
+// Claude's own background runs (run_in_background) reach the shell prefix
+// exactly as foreground ones do: same script, environment and output file
+// (measured). Claude waits on the prefix either way and, for a background
+// run, tells the model itself when it exits. So a background run must be
+// a task that qtask neither times out nor announces — one notification per
+// end, Claude's. Its PreToolUse hook, which sees run_in_background, leaves
+// a mark for the prefix, keyed by the session and the command.
+
+// markTTL bounds how long a mark waits for its command: a call the user
+// refused leaves one behind, which must not make a later foreground run of
+// the same command a background one forever.
+const markTTL = 10 * time.Minute
+
+// MarkBackground records, in dir, that session's next routed run of
+// command is a background run.
+func MarkBackground(dir, session, command string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(markPath(dir, session, command), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// TakeBackground reports whether a fresh mark for session's command is in
+// dir, and consumes it.
+func TakeBackground(dir, session, command string) bool {
+	p := markPath(dir, session, command)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if os.Remove(p) != nil {
+		return false // another run of the same command took it
+	}
+	return time.Since(fi.ModTime()) < markTTL
+}
+
+func markPath(dir, session, command string) string {
+	sum := sha256.Sum256([]byte(session + "\x00" + command))
+	return filepath.Join(dir, "bg-"+hex.EncodeToString(sum[:16]))
+}
+
+// Wrap is command rewritten to run as a qtask task in agent mode, for an
+// agent whose pre-tool hook may replace the command after its permission
+// check (gemini-cli's BeforeTool): `'SELF' run --agent [--bg] -- 'COMMAND'`.
+// `qtask run` joins the words after -- with spaces, so the one quoted word
+// comes back as command byte for byte.
+func Wrap(self, command string, background bool) string {
+	bg := ""
+	if background {
+		bg = " --bg"
+	}
+	return shellQuote(self) + " run --agent" + bg + " -- " + shellQuote(command)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

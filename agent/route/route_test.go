@@ -1,6 +1,8 @@
 package route
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +117,55 @@ func FuzzClaudeCommand(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzWrapThroughBash: a command wrapped for gemini's BeforeTool comes
+// back byte for byte as the word `qtask run` receives after `--`, as bash
+// itself parses the wrapped line.
+func FuzzWrapThroughBash(f *testing.F) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		f.Skip("no bash")
+	}
+	for _, c := range commands {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if strings.IndexByte(cmd, 0) >= 0 {
+			return // no NUL can pass through argv
+		}
+		line := Wrap("/opt/my qtask's/qtask", cmd, len(cmd)%2 == 0)
+		out, err := exec.Command(bash, "-c", `f() { while [ "$1" != -- ]; do shift; done; printf %s "$2"; }; f `+line).Output()
+		if err != nil || string(out) != cmd {
+			t.Fatalf("bash read %q back from %s as %q (%v)", cmd, line, out, err)
+		}
+	})
+}
+
+func TestBackgroundMarks(t *testing.T) {
+	dir := t.TempDir()
+	if TakeBackground(dir, "s1", "make") {
+		t.Fatal("a mark nobody left was taken")
+	}
+	if err := MarkBackground(dir, "s1", "make"); err != nil {
+		t.Fatal(err)
+	}
+	if TakeBackground(dir, "s2", "make") || TakeBackground(dir, "s1", "make test") {
+		t.Fatal("a mark was taken by another session or command")
+	}
+	if !TakeBackground(dir, "s1", "make") {
+		t.Fatal("the mark was not taken")
+	}
+	if TakeBackground(dir, "s1", "make") {
+		t.Fatal("a mark was taken twice")
+	}
+	MarkBackground(dir, "s1", "old")
+	old := time.Now().Add(-markTTL - time.Minute)
+	os.Chtimes(markPath(dir, "s1", "old"), old, old)
+	if TakeBackground(dir, "s1", "old") {
+		t.Fatal("a stale mark was taken")
+	}
+	if _, err := os.Stat(markPath(dir, "s1", "old")); err == nil {
+		t.Fatal("a stale mark was left behind")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/agent/hooks"
+	"github.com/qtask/qtask/agent/route"
 )
 
 // HookOptions are the parsed arguments of `qtask agent hook`.
@@ -96,7 +97,10 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if err != nil {
 		return hookWarning(deps, err)
 	}
-	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{Event: event, Scope: opts.Scope, Hold: opts.Hold, StateDir: store.Dir()})
+	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{
+		Event: event, Scope: opts.Scope, Hold: opts.Hold, StateDir: store.Dir(),
+		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix), Self: deps.Self,
+	})
 	if err != nil {
 		return hookWarning(deps, err)
 	}

@@ -143,3 +143,98 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 		t.Errorf("the slow command's task is %s", task.StatusText())
 	}
 }
+
+// TestClaudeBackgroundCallIsToldOnce: a routed Bash call with
+// run_in_background is a task the human can see, but one that qtask
+// neither moves at its timeout nor announces: Claude waits on it and tells
+// the model itself, so the model hears of its end exactly once.
+func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	const timeout = 2 * time.Second
+	h.writeConfig(fmt.Sprintf("foreground_timeout = %q\n", timeout))
+	proj := filepath.Join(h.root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, "agent", "install", "claude", "--hold", "60s"); r.code != 0 {
+		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	command := fmt.Sprintf("cat %s >/dev/null; echo bgend-$((6*7))-%s", gate, tag)
+	script := []mockmodel.Turn{
+		mockmodel.ShellBackground(command),
+		mockmodel.Text("It runs in the background."),
+		mockmodel.Text("It ended."),
+	}
+	mock, err := mockmodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	scope := "route-claude-bg"
+	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
+		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env,
+		Args: []string{"--allowedTools", "Bash(cat:*)", "Bash(echo:*)"}}
+	// Released once it has run past the foreground timeout.
+	released := make(chan string, 1)
+	go func() {
+		defer close(released)
+		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
+			return
+		}
+		for ctx.Err() == nil {
+			var list []tasks.Task
+			json.Unmarshal([]byte(h.qtaskIn(h.root, nil, "ls", "--json", "--scope", scope).stdout), &list)
+			if len(list) == 1 && time.Since(list[0].StartedAt) > timeout+time.Second {
+				if !list[0].Running() || list[0].Background {
+					released <- fmt.Sprintf("past the timeout the task is %s, background %v; want running where it was", list[0].StatusText(), list[0].Background)
+				}
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	if problem := <-released; problem != "" {
+		t.Error(problem)
+	}
+	turns := mock.MainTurns()
+	if len(turns) != len(script) {
+		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
+	}
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil || len(list) != 1 {
+		t.Fatalf("ls: %v %+v; want the one task", err, list)
+	}
+	task := list[0]
+	if task.Command != command || task.Status != tasks.StatusCompleted {
+		t.Errorf("the background call's task: %q %s; want %q completed", task.Command, task.StatusText(), command)
+	}
+	for i, r := range turns {
+		if n := r.Count("<task-id>" + task.ID + "</task-id>"); n != 0 {
+			t.Errorf("request %d carries qtask's notification of Claude's own background run (%d times)", i+1, n)
+		}
+	}
+	if n := turns[2].Count("<tool-use-id>"); n != 1 {
+		t.Errorf("Claude's own notification appears %d times in the last request, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+	if r := h.qtaskIn(proj, []string{"QTASK_SCOPE=" + scope}, "agent", "inbox"); r.stdout != "" {
+		t.Errorf("qtask queued a notification for Claude's own background run:\n%s", r.stdout)
+	}
+}

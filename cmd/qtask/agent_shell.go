@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,6 +64,12 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 	run := &RunOptions{
 		Command: command, Script: opts.Script, Shell: route.ClaudeShell(opts.Script), Agent: true,
 		OnTimeout: config.OnTimeoutBackground, ToolTimeout: route.ClaudeToolTimeout(deps.Env.ClaudeBashTimeout),
+	}
+	if route.TakeBackground(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command) {
+		// Claude's own background run: Claude waits it out and tells the
+		// model when it ends, so qtask neither times it out nor tells.
+		never := time.Duration(0)
+		run.Timeout, run.ToolTimeout = &never, 0
 	}
 	cfg, store, t, err := startRun(ctx, deps, run)
 	if err != nil {
