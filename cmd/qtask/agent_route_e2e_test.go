@@ -238,3 +238,101 @@ func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
 		t.Errorf("qtask queued a notification for Claude's own background run:\n%s", r.stdout)
 	}
 }
+
+// TestGeminiShellRunsAsQtaskTasks is routing's end-to-end check with the
+// pinned gemini-cli, installed with `qtask agent install gemini` (a
+// BeforeTool hook that rewrites run_shell_command's command; gemini applies
+// it after its policy check). What must hold: a routed command is a task
+// whose command is the model's own, and its output and exit code reach the
+// model; a background call is a qtask background task whose end reaches
+// the model exactly once. (gemini runs with --yolo: in its headless default
+// mode it refused every shell call, allowed ones too, once a BeforeTool
+// hook was installed for the shell tool — see docs/AGENTS.md.)
+func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Gemini)
+	h := newHarness(t)
+	proj := filepath.Join(h.root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, "agent", "install", "gemini", "--hold", "60s"); r.code != 0 {
+		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	missing := "nonexistent-qtask-" + tag
+	slow := fmt.Sprintf("cat %s >/dev/null; echo gend-$((6*7))-%s", gate, tag)
+	script := []mockmodel.Turn{
+		mockmodel.Shell("ls " + missing),
+		mockmodel.ShellBackground(slow),
+		mockmodel.Text("It runs in the background; I will wait."),
+		mockmodel.Text("All done."),
+	}
+	mock, err := mockmodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	scope := "route-gemini"
+	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
+		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	run := &agenttest.Run{Agent: agenttest.Gemini, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env}
+	go func() {
+		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 2 }); err != nil {
+			return
+		}
+		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	turns := mock.MainTurns()
+	if len(turns) != len(script) {
+		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
+	}
+	results := turns[2].ToolResults()
+	if len(results) != 2 {
+		t.Fatalf("tool results %q, want 2", results)
+	}
+	t.Logf("tool results as the model read them: %q", results)
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil {
+		t.Fatal(err)
+	}
+	byCommand := map[string]tasks.Task{}
+	for _, task := range list {
+		byCommand[task.Command] = task
+	}
+	if task, ok := byCommand["ls "+missing]; !ok || task.ExitCode == nil || *task.ExitCode != 2 {
+		t.Errorf("no task for %q that exited 2 among %+v", "ls "+missing, list)
+	}
+	if !strings.Contains(results[0], "No such file or directory") || !strings.Contains(results[0], "Exit Code: 2") || strings.Contains(results[0], "qtask:") {
+		t.Errorf("the failing ls's output and exit code did not reach the model: %q", results[0])
+	}
+	task, ok := byCommand[slow]
+	if !ok || !task.Background || task.Status != tasks.StatusCompleted {
+		t.Fatalf("the background call is not a completed background task: %+v", list)
+	}
+	if !strings.Contains(results[1], "Started background task "+task.ID) {
+		t.Errorf("the background call's result does not name its task: %q", results[1])
+	}
+	marker := "gend-42-" + tag
+	for i, r := range turns[:3] {
+		if n := r.Count(marker); n != 0 {
+			t.Errorf("request %d carries the background command's end before it ended (%d times)", i+1, n)
+		}
+	}
+	if n := turns[3].Count(marker); n != 1 {
+		t.Errorf("the last request carries the background command's end %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+}

@@ -203,8 +203,9 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		return &ExitError{Code: exitPromoted}
 	}
 	// A routed command's output is what the agent would have seen without
-	// qtask: its exit code says it failed.
-	if end.Status == tasks.StatusFailed && end.Error != "" && opts.Script == "" {
+	// qtask, and an agent reads a plain exit from the exit code.
+	quiet := opts.Script != "" || opts.Agent && strings.HasPrefix(end.Error, "exited with code ")
+	if end.Status == tasks.StatusFailed && end.Error != "" && !quiet {
 		out.endLine()
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
