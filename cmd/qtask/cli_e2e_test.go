@@ -149,3 +149,24 @@ func TestLsFitsTheTerminal(t *testing.T) {
 	}
 	h.mustQtask("stop", named.ID)
 }
+
+// A missing or extra argument is one line saying what and where to look,
+// exit 2; help shows no internal placeholder values.
+func TestUsageErrorsSayWhereToLook(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cases := map[string][]string{
+		"qtask: missing task ID (see 'qtask status --help')\n":     {"status"},
+		"qtask: missing COMMAND (see 'qtask run --help')\n":        {"run", "--bg"},
+		"qtask: too many arguments: b (see 'qtask logs --help')\n": {"logs", "a", "b"},
+		"qtask: unknown flag: --bogus (see 'qtask ls --help')\n":   {"ls", "--bogus"},
+	}
+	for want, args := range cases {
+		if r := h.qtask(args...); r.code != exitUsage || r.stderr != want {
+			t.Errorf("qtask %s: exit %d, stderr %q; want %d, %q", strings.Join(args, " "), r.code, r.stderr, exitUsage, want)
+		}
+	}
+	if help := h.mustQtask("logs", "--help"); strings.Contains(help, "-1") {
+		t.Errorf("logs --help shows an internal placeholder:\n%s", help)
+	}
+}

@@ -197,6 +197,8 @@ func TestExitCode(t *testing.T) {
 			"qtask: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
 		{"wrapped usage error", fmt.Errorf("--status: %w", usage), 2,
 			"qtask: --status: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
+		{"usage error with its command", &UsageError{Err: errors.New("missing task ID"), Help: "qtask status"}, 2,
+			"qtask: missing task ID (see 'qtask status --help')\n"},
 		{"exit error is silent", &ExitError{Code: 7}, 7, ""},
 		{"timeout", &ExitError{Code: exitTimeout}, 124, ""},
 		{"wrapped exit error", fmt.Errorf("wait: %w", &ExitError{Code: 3}), 3, ""},

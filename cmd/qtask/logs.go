@@ -48,7 +48,9 @@ arrives and exits when the task ends.`,
 	}
 	cmd.Flags().Int64Var(&opts.Offset, "offset", 0, "start at this byte offset")
 	cmd.Flags().Int64Var(&opts.Limit, "limit", 0, "print at most this many bytes")
-	cmd.Flags().IntVarP(&opts.Tail, "tail", "n", -1, "print only the last `LINES` lines")
+	cmd.Flags().IntVarP(&opts.Tail, "tail", "n", -1, "print only the last `LINES` lines (default: all)")
+	// -1 means "not given"; help must not show that placeholder.
+	cmd.Flags().Lookup("tail").DefValue = "0"
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until the task ends")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -126,7 +127,12 @@ func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
 }
 
 // UsageError is a mistake in how qtask was called: exit 2, with a hint.
-type UsageError struct{ Err error }
+type UsageError struct {
+	Err error
+	// Help, when set, is the command whose --help explains what was
+	// wrong ("qtask status"): the message then ends with where to look.
+	Help string
+}
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
@@ -201,14 +207,20 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	// Errors quote user text (commands, paths, tmux's argv): escape control
 	// characters here, the one place errors are printed.
-	fmt.Fprintf(stderr, "qtask: %s\n", displayCommand(err.Error(), maxErrorWidth))
+	msg := displayCommand(err.Error(), maxErrorWidth)
+	if usage := (*UsageError)(nil); errors.As(err, &usage) && usage.Help != "" {
+		msg += fmt.Sprintf(" (see '%s --help')", usage.Help)
+	}
+	fmt.Fprintf(stderr, "qtask: %s\n", msg)
 	if errors.As(err, new(*agent.SleepError)) {
 		return exitUsage // guidance for an agent, not a usage hint
 	}
 	var usage *UsageError
 	var badArg *tasks.ArgumentError
 	if errors.As(err, &usage) || errors.As(err, &badArg) {
-		fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")
+		if usage == nil || usage.Help == "" {
+			fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")
+		}
 		return exitUsage
 	}
 	return exitError
@@ -243,7 +255,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)
 	root.SetErr(deps.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err, Help: c.CommandPath()} })
 	root.AddCommand(
 		NewCmdRun(deps, nil),
 		NewCmdLs(deps, nil),
@@ -270,21 +282,45 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	return root
 }
 
-// exactArgs and minArgs are cobra's validators, reporting usage errors.
+// exactArgs and minArgs check the number of arguments and say, in one
+// line, what is missing or extra and where to look:
+// "missing task ID (see 'qtask status --help')".
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return &UsageError{Err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		if len(args) > n {
+			return argsError(cmd, "too many arguments: %s", strings.Join(args[n:], " "))
 		}
-		return nil
+		return minArgs(n)(cmd, args)
 	}
 }
 
 func minArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
-			return &UsageError{Err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		if len(args) < n {
+			return argsError(cmd, "missing %s", argName(cmd.Use, len(args)))
 		}
 		return nil
 	}
+}
+
+func argsError(cmd *cobra.Command, format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...), Help: cmd.CommandPath()}
+}
+
+// argName names the i-th argument of a command from its usage line
+// ("status ID" → "task ID", "init bash|zsh|fish|tmux" → "bash|zsh|fish|tmux").
+func argName(use string, i int) string {
+	var names []string
+	for _, w := range strings.Fields(use)[1:] {
+		if !strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "-") && w != "|" {
+			names = append(names, strings.TrimSuffix(w, "..."))
+		}
+	}
+	if i >= len(names) {
+		return "argument"
+	}
+	if names[i] == "ID" {
+		return "task ID"
+	}
+	return names[i]
 }
