@@ -170,3 +170,45 @@ func TestUsageErrorsSayWhereToLook(t *testing.T) {
 		t.Errorf("logs --help shows an internal placeholder:\n%s", help)
 	}
 }
+
+// rm removes finished tasks with their files and refuses a running one
+// (nothing removed) unless --force; restart starts a finished task's
+// command again with its name and directory, under a new id.
+func TestRmAndRestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	dir := filepath.Join(h.root, "work dir")
+	os.Mkdir(dir, 0o700)
+	done := h.wait(h.start("pwd; exit 3", "--name", "job", "--cwd", dir).ID)
+	running := h.start("sleep 60")
+	if r := h.qtask("rm", done.ID, running.ID); r.code != 1 || !strings.Contains(r.stderr, "task "+running.ID+" is still running: stop it first") {
+		t.Fatalf("rm with a running task: exit %d, %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(done.OutputPath); err != nil {
+		t.Fatalf("a refused rm removed the finished task too: %v", err)
+	}
+
+	out := h.mustQtask("restart", done.ID[:4])
+	again := h.lastTask()
+	if again.ID == done.ID || !strings.Contains(out, "Started task "+again.ID) ||
+		again.Command != done.Command || again.Name != "job" || again.Cwd != dir {
+		t.Fatalf("restart printed %q and started %+v; want a new task running %q named job in %q", out, again, done.Command, dir)
+	}
+	if r := h.qtask("restart", running.ID); r.code != 1 || !strings.Contains(r.stderr, "still running") {
+		t.Errorf("restart of a running task: exit %d, %q", r.code, r.stderr)
+	}
+
+	if out := h.mustQtask("rm", done.ID); out != "Removed task "+done.ID+"\n" {
+		t.Errorf("rm printed %q", out)
+	}
+	if _, err := os.Stat(done.OutputPath); err == nil {
+		t.Errorf("rm left the output file %s", done.OutputPath)
+	}
+	if r := h.qtask("status", done.ID); r.code != 1 || !strings.Contains(r.stderr, "no task with id") {
+		t.Errorf("status after rm: exit %d, %q", r.code, r.stderr)
+	}
+	if out := h.mustQtask("rm", "--force", running.ID); out != "Removed task "+running.ID+"\n" {
+		t.Errorf("rm --force of a running task printed %q", out)
+	}
+	h.wait(again.ID)
+}

@@ -19,6 +19,8 @@ var taskArgCompletion = map[string]tasks.Status{
 	"wait":    tasks.StatusRunning,
 	"promote": tasks.StatusRunning,
 	"attach":  tasks.StatusRunning,
+	"rm":      "",
+	"restart": "",
 }
 
 // addTaskCompletion gives the commands that take task ids a completion of
