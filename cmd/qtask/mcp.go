@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,13 +13,18 @@ import (
 	"github.com/qtask/qtask/config"
 )
 
-// MCPOptions are the parsed flags of `qtask mcp` (none yet).
-type MCPOptions struct{}
+// MCPOptions are the parsed flags of `qtask mcp`.
+type MCPOptions struct {
+	// HTTP, when set, is the address to serve streamable HTTP on instead
+	// of stdio; loopback only unless ListenAny.
+	HTTP      string
+	ListenAny bool
+}
 
 // NewCmdMCP builds `qtask mcp`, the MCP server an agent starts over stdio.
 func NewCmdMCP(deps *Deps, runF func(context.Context, *MCPOptions) error) *cobra.Command {
 	opts := &MCPOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve qtask's tools to an MCP client (a coding agent) on stdin/stdout",
 		Long: `Serve the Model Context Protocol on stdin and stdout, for an MCP client
@@ -27,18 +33,33 @@ tasks (shell), list, read, wait for and stop them (task_list, task_status,
 task_output, task_wait, task_stop). Every result also carries the
 notifications of the scope's tasks that ended since the last reader, once.
 The scope is $QTASK_SCOPE, else $TMUX_PANE, else "default"; tasks outlive
-the server.`,
+the server.
+
+With --http HOST:PORT it serves MCP's streamable HTTP at /mcp instead, for
+clients that want HTTP: on a loopback address only (it runs commands for
+whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.ListenAny && opts.HTTP == "" {
+				return usageErrorf("--listen-any applies to --http; drop it or add --http HOST:PORT")
+			}
+			if opts.HTTP != "" {
+				if err := mcpserver.CheckListenAddr(opts.HTTP, opts.ListenAny); err != nil {
+					return &UsageError{Err: err}
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runMCP(cmd.Context(), deps, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on HOST:PORT (loopback) instead of stdio")
+	cmd.Flags().BoolVar(&opts.ListenAny, "listen-any", false, "with --http: allow an address that is not loopback")
+	return cmd
 }
 
-func runMCP(ctx context.Context, deps *Deps, _ *MCPOptions) error {
+func runMCP(ctx context.Context, deps *Deps, opts *MCPOptions) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("current directory: %w", err)
@@ -57,6 +78,15 @@ func runMCP(ctx context.Context, deps *Deps, _ *MCPOptions) error {
 		Started:           func() { autoPrune(deps, store, cfg.KeepFinished) },
 		Version:           version,
 	})
+	if opts.HTTP != "" {
+		ln, err := net.Listen("tcp", opts.HTTP)
+		if err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		return mcpserver.ServeHTTP(ctx, server, ln, func(url string) {
+			fmt.Fprintf(deps.IO.ErrOut, "qtask mcp: serving %s\n", url)
+		})
+	}
 	err = server.Run(ctx, mcpserver.StdioTransport(deps.IO.In, deps.IO.Out))
 	if errors.Is(err, context.Canceled) {
 		return nil // SIGINT or SIGTERM: a clean stop

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,5 +207,50 @@ func eachAgent(t *testing.T, test func(t *testing.T, a agenttest.Agent, h *harne
 			h.writeConfig("shell = \"sh\"\n")
 			test(t, a, h)
 		})
+	}
+}
+
+// TestMCPConformance: `qtask mcp --http` on a loopback port passes the MCP
+// conformance suite's server-initialize, ping, tools-list and
+// dns-rebinding-protection scenarios; a non-loopback address is refused
+// without --listen-any.
+func TestMCPConformance(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "--http", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"mcp", "--http", "8080"}, "want HOST:PORT"},
+		{[]string{"mcp", "--listen-any"}, "--listen-any applies to --http"},
+	} {
+		if r := h.qtask(c.args...); r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("qtask %v: exit %d %q, want exit %d saying %q", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	server := exec.CommandContext(ctx, qtaskBin, "mcp", "--http", "127.0.0.1:0")
+	server.Env, server.Dir = h.env, h.root
+	stderr, err := server.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Signal(syscall.SIGTERM); server.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "qtask mcp: serving ")
+	if err != nil || !ok {
+		t.Fatalf("qtask mcp --http printed %q (%v), want the URL it serves", line, err)
+	}
+	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
+		cmd := agenttest.ConformanceCommand(ctx, t, url, "--scenario", scenario)
+		out, err := agenttest.Output(ctx, cmd)
+		if err != nil || !strings.Contains(string(out), " 0 failed") {
+			t.Errorf("conformance %s: %v\n%s", scenario, err, out)
+		}
 	}
 }
