@@ -212,3 +212,23 @@ func TestRmAndRestart(t *testing.T) {
 	}
 	h.wait(again.ID)
 }
+
+// qtask man writes a page per command from the commands' own help.
+func TestManPages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	dir := filepath.Join(h.root, "man", "man1")
+	h.mustQtask("man", dir)
+	for _, page := range []string{"qtask.1", "qtask-run.1", "qtask-status.1", "qtask-doctor.1"} {
+		data, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil || !strings.Contains(string(data), `.TH "QTASK" "1"`) {
+			t.Errorf("man page %s: %v %.80q", page, err, data)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "qtask-status.1")); !strings.Contains(string(data), "qtask-status - Show one task in full") {
+		t.Errorf("qtask-status.1 lacks the command's description")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "qtask-_exec.1")); err == nil {
+		t.Errorf("a hidden internal command got a man page")
+	}
+}
