@@ -34,7 +34,9 @@ bench_setup() {
 	# sh on both sides: the baselines run their commands with sh -c too.
 	printf 'shell = "sh"\nsession = "qtask"\n' >"$QTASK_CONFIG"
 	# Built as the README says: static, which starts sooner.
-	(cd "$BENCH_SRC" && CGO_ENABLED=0 go build -o "$Q" ./cmd/qtask)
+	# Every command of the tree, so qtask-exec, the wrapper alone, sits beside
+	# qtask where run looks for it.
+	(cd "$BENCH_SRC" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)
 	# -f /dev/null: no user tmux.conf. The long-lived first window keeps the
 	# session (and server) alive while task windows come and go.
 	tmux -f /dev/null -S "$sock" new-session -d -s qtask -x 80 -y 24 -- sleep 100000

@@ -15,7 +15,7 @@ if [ -z "$qtask" ] && [ -x "$plugin_dir/bin/qtask" ]; then
 	qtask="$plugin_dir/bin/qtask"
 fi
 if [ -z "$qtask" ] && command -v go >/dev/null && [ -f "$plugin_dir/go.mod" ]; then
-	if (cd "$plugin_dir" && CGO_ENABLED=0 go build -o bin/qtask ./cmd/qtask) >/dev/null 2>&1; then
+	if (cd "$plugin_dir" && CGO_ENABLED=0 go build -o bin/ ./cmd/...) >/dev/null 2>&1; then
 		qtask="$plugin_dir/bin/qtask"
 	fi
 fi

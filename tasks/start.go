@@ -124,7 +124,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		Session:   opts.Session,
 		Name:      windowName(r),
 		Dir:       opts.Cwd,
-		Argv:      []string{opts.Self, "_exec", "--state-dir", s.dir, id},
+		Argv:      []string{wrapperProgram(opts.Self), "_exec", "--state-dir", s.dir, id},
 		Env:       []string{wrapperGOMAXPROCS},
 	})
 	if err != nil {
@@ -146,6 +146,18 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		return nil, err
 	}
 	return &r.Task, nil
+}
+
+// wrapperProgram is the program that wraps a task: qtask-exec, the wrapper
+// alone, when it is installed beside qtask (it links only what a wrapper
+// needs, so each running task costs less memory), else qtask itself, whose
+// `_exec` is the same wrapper.
+func wrapperProgram(self string) string {
+	small := filepath.Join(filepath.Dir(self), "qtask-exec")
+	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return small
+	}
+	return self
 }
 
 // wrapperGOMAXPROCS starts the wrapper, one per running task, on one P:

@@ -34,7 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	qtaskBin = filepath.Join(dir, "qtask")
-	build := exec.Command("go", "build", "-o", qtaskBin, ".")
+	// qtask-exec, the wrapper alone, beside it: run uses it as installed.
+	build := exec.Command("go", "build", "-o", dir+"/", ".", "../qtask-exec")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/wrapper"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
@@ -37,22 +38,11 @@ func hiddenCommand(use string, nargs int, run func(cmd *cobra.Command, store *ta
 // first process of a task's pane.
 func newCmdExec(deps *Deps) *cobra.Command {
 	return hiddenCommand("_exec ID", 1, func(cmd *cobra.Command, store *tasks.Store, args []string) error {
-		pane, err := tmux.ParsePaneID(deps.Env.TmuxPane)
-		if err != nil {
-			return err
+		code, err := wrapper.Run(cmd.Context(), store, args[0], deps.Env)
+		if err == nil && code != 0 {
+			err = &ExitError{Code: code}
 		}
-		code := store.Exec(cmd.Context(), tasks.ExecOptions{
-			ID:      args[0],
-			Server:  tmux.NewSocketServer(deps.Env.TmuxSocketFromTMUX()),
-			TmuxEnv: deps.Env.Tmux,
-			Pane:    pane,
-			TTY:     os.Stdin,
-			Out:     os.Stdout,
-		})
-		if code != 0 {
-			return &ExitError{Code: code}
-		}
-		return nil
+		return err
 	})
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,5 +158,53 @@ func TestWrapperSettingsDoNotReachTheCommand(t *testing.T) {
 	h.wait(id)
 	if out := h.output(id); out != "GOMAXPROCS=7\n" {
 		t.Errorf("a command started with the caller's GOMAXPROCS=7 sees %q", out)
+	}
+}
+
+// wrapperArgv0 starts `sleep 300` with the qtask binary bin and returns the
+// program its wrapper runs as.
+func (h *harness) wrapperArgv0(bin string) string {
+	h.t.Helper()
+	cmd := exec.Command(bin, "run", "--bg", "--json", "--", "sleep 300")
+	cmd.Env = h.env
+	out, err := cmd.Output()
+	if err != nil {
+		h.t.Fatalf("%s run --bg: %v", bin, err)
+	}
+	id := decodeTask(h.t, string(out)).ID
+	var rec struct {
+		WrapperPID int `json:"wrapper_pid"`
+		PID        int `json:"pid"`
+	}
+	eventually(h.t, "the wrapper to run the command", func() bool {
+		data, _ := os.ReadFile(filepath.Join(h.state, "tasks", id+".json"))
+		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0 && rec.PID != 0
+	})
+	argv, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.WrapperPID))
+	h.mustQtask("stop", id)
+	return string(bytes.SplitN(argv, []byte{0}, 2)[0])
+}
+
+// A task's wrapper is qtask-exec, the wrapper alone, when it is installed
+// beside qtask (each running task then costs less memory); without it,
+// qtask itself.
+func TestWrapperIsTheSmallBinaryWhenInstalled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	small := filepath.Join(filepath.Dir(qtaskBin), "qtask-exec")
+	if got := h.wrapperArgv0(qtaskBin); got != small {
+		t.Errorf("wrapper runs as %q, want %q beside qtask", got, small)
+	}
+	alone := filepath.Join(h.root, "alone", "qtask")
+	os.MkdirAll(filepath.Dir(alone), 0o700)
+	data, err := os.ReadFile(qtaskBin)
+	if err == nil {
+		err = os.WriteFile(alone, data, 0o700)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.wrapperArgv0(alone); got != alone {
+		t.Errorf("without qtask-exec beside it, the wrapper runs as %q, want qtask itself (%q)", got, alone)
 	}
 }
