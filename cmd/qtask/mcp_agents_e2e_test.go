@@ -64,10 +64,29 @@ func TestMCPInspector(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "inspected-42") {
 		t.Errorf("task_output through the inspector: exit %d\n%s", code, out)
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-name", "task_list"}, id[1] + "  completed (exit 0)"},
+		{[]string{"--tool-name", "task_list", "--tool-arg", "status=failed"}, "No tasks."},
+		{[]string{"--tool-name", "task_status", "--tool-arg", "task_id=" + id[1]}, "status: completed (exit 0)"},
+		{[]string{"--tool-name", "task_wait", "--tool-arg", "task_ids=[\"" + id[1] + "\"]", "--tool-arg", "timeout_ms=1000"}, id[1] + " completed (exit 0)"},
+		{[]string{"--tool-name", "task_stop", "--tool-arg", "task_id=" + id[1]}, "is not running: it already ended"},
+		{[]string{"--tool-name", "shell", "--tool-arg", "command=echo bg", "--tool-arg", "is_background=true"}, "in the background"},
+	} {
+		out, code = inspect(append([]string{"--method", "tools/call"}, c.args...)...)
+		if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, `"isError": true`) {
+			t.Errorf("%v: exit %d, want a result containing %q:\n%s", c.args, code, c.want, out)
+		}
+	}
 	for _, args := range [][]string{
 		{"--tool-name", "task_status", "--tool-arg", "task_id=ffffffff"},
 		{"--tool-name", "task_wait", "--tool-arg", "task_ids=[]", "--tool-arg", "timeout_ms=5"},
 		{"--tool-name", "task_output", "--tool-arg", "task_id=" + id[1], "--tool-arg", "offset=-1"},
+		{"--tool-name", "task_list", "--tool-arg", "status=done"},
+		{"--tool-name", "task_stop", "--tool-arg", "task_id=ffffffff"},
+		{"--tool-name", "shell", "--tool-arg", "command=sleep 9"},
 	} {
 		out, code = inspect(append([]string{"--method", "tools/call"}, args...)...)
 		if !strings.Contains(out, `"isError": true`) || !strings.Contains(out, "Error: ") {

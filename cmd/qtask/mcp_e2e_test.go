@@ -481,3 +481,46 @@ func TestMCPForegroundRules(t *testing.T) {
 		t.Errorf("a quick foreground call got the hint: %q", text)
 	}
 }
+
+// TestMCPCancelledCallMovesTaskToBackground: a client that cancels a
+// foreground shell call (notifications/cancelled) does not kill the
+// command: it runs on in the background, and its end is notified.
+func TestMCPCancelledCallMovesTaskToBackground(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	gate := filepath.Join(h.root, "gate")
+	cs, _ := h.mcpClient(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+			"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo after-cancel", gate), "name": "cancelled-call"}})
+		called <- err
+	}()
+	var id string
+	eventually(t, "the foreground task to start", func() bool {
+		var list []struct{ ID, Name string }
+		json.Unmarshal([]byte(h.qtask("ls", "--json").stdout), &list)
+		for _, task := range list {
+			if task.Name == "cancelled-call" {
+				id = task.ID
+			}
+		}
+		return id != ""
+	})
+	cancel()
+	if err := <-called; err == nil {
+		t.Fatal("the cancelled call returned no error")
+	}
+	eventually(t, "the task to move to the background", func() bool { return h.status(id).Background })
+	if st := h.status(id); st.Status != "running" {
+		t.Fatalf("after the cancel the task is %s, want still running", st.Status)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	h.wait(id)
+	text, _ := callTool(t, cs, "task_list", nil)
+	if envelopesOf(text, id) != 1 || !strings.Contains(text, "after-cancel") {
+		t.Errorf("the next result should carry the task's notification once:\n%s", text)
+	}
+}
