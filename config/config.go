@@ -306,15 +306,7 @@ var settings = []setting{
 	{
 		name: "on_timeout",
 		decode: func(c *Config, v any) string {
-			s, ok := v.(string)
-			if !ok {
-				return wantGot(fmt.Sprintf("%q or %q", OnTimeoutBackground, OnTimeoutKill), v)
-			}
-			if s != OnTimeoutBackground && s != OnTimeoutKill {
-				return fmt.Sprintf("%q is not one of %s, %s", s, OnTimeoutBackground, OnTimeoutKill)
-			}
-			c.OnTimeout = s
-			return ""
+			return decodeChoice(&c.OnTimeout, v, OnTimeoutBackground, OnTimeoutKill)
 		},
 		encode: func(c Config) any { return c.OnTimeout },
 	},
@@ -363,15 +355,7 @@ var settings = []setting{
 	{
 		name: "agent_windows",
 		decode: func(c *Config, v any) string {
-			s, ok := v.(string)
-			if !ok {
-				return wantGot(fmt.Sprintf("%q or %q", AgentWindowsQtask, AgentWindowsCurrent), v)
-			}
-			if s != AgentWindowsQtask && s != AgentWindowsCurrent {
-				return fmt.Sprintf("%q is not one of %s, %s", s, AgentWindowsQtask, AgentWindowsCurrent)
-			}
-			c.AgentWindows = s
-			return ""
+			return decodeChoice(&c.AgentWindows, v, AgentWindowsQtask, AgentWindowsCurrent)
 		},
 		encode: func(c Config) any { return c.AgentWindows },
 	},
@@ -525,6 +509,19 @@ func checkSession(s string) string {
 				"use a name without ':', '.', whitespace or control characters", s, r)
 		}
 	}
+	return ""
+}
+
+// decodeChoice stores in *dst a string that is one of two choices.
+func decodeChoice(dst *string, v any, a, b string) string {
+	s, ok := v.(string)
+	if !ok {
+		return wantGot(fmt.Sprintf("%q or %q", a, b), v)
+	}
+	if s != a && s != b {
+		return fmt.Sprintf("%q is not one of %s, %s", s, a, b)
+	}
+	*dst = s
 	return ""
 }
 

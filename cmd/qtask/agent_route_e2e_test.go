@@ -31,20 +31,10 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
 	h.writeConfig("foreground_timeout = \"3s\"\n")
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", "claude", "--hold", "60s"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
-	gate := filepath.Join(proj, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := newAgentProject(t, h, "claude", "route-claude")
 	tag := fmt.Sprintf("%08x", rand.Uint32())
 	missing := "nonexistent-qtask-" + tag
-	slow := fmt.Sprintf("cat %s >/dev/null; echo late-$((6*7))-%s", gate, tag)
+	slow := fmt.Sprintf("cat %s >/dev/null; echo late-$((6*7))-%s", p.gate, tag)
 	script := []mockmodel.Turn{
 		mockmodel.Shell("ls " + missing),
 		mockmodel.Shell("touch made-it"),
@@ -60,44 +50,19 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	scope := "route-claude"
-	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
-	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env,
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
 		Args: []string{"--allowedTools", "Bash(ls:*)", "Bash(touch:*)", "Bash(cat:*)", "Bash(echo:*)"}}
 	// The slow command is released once the model has been told it moved
 	// to the background, and has ended its turn.
-	go func() {
-		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 4 }); err != nil {
-			return
-		}
-		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-			f.WriteString("go\n")
-			f.Close()
-		}
-	}()
-	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
-	if err != nil {
-		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
-	}
-	turns := mock.MainTurns()
-	if len(turns) != len(script) {
-		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
-	}
+	p.openGateAfter(ctx, mock, 4, nil)
+	turns := runScripted(t, ctx, mock, run, len(script))
+	proj := p.dir
 	results := turns[4].ToolResults()
 	if len(results) != 4 {
 		t.Fatalf("tool results %q, want 4", results)
 	}
 	t.Logf("tool results as the model read them: %q", results)
-
-	var list []tasks.Task
-	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil {
-		t.Fatal(err)
-	}
-	byCommand := map[string]tasks.Task{}
-	for _, task := range list {
-		byCommand[task.Command] = task
-	}
+	byCommand, list := p.tasks(t)
 	// 1. The model's own command is the task's; output and exit code come back.
 	if task, ok := byCommand["ls "+missing]; !ok || task.ExitCode == nil || *task.ExitCode != 2 {
 		t.Errorf("no task for %q that exited 2 among %+v", "ls "+missing, list)
@@ -154,19 +119,9 @@ func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
 	h := newHarness(t)
 	const timeout = 2 * time.Second
 	h.writeConfig(fmt.Sprintf("foreground_timeout = %q\n", timeout))
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", "claude", "--hold", "60s"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
-	gate := filepath.Join(proj, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := newAgentProject(t, h, "claude", "route-claude-bg")
 	tag := fmt.Sprintf("%08x", rand.Uint32())
-	command := fmt.Sprintf("cat %s >/dev/null; echo bgend-$((6*7))-%s", gate, tag)
+	command := fmt.Sprintf("cat %s >/dev/null; echo bgend-$((6*7))-%s", p.gate, tag)
 	script := []mockmodel.Turn{
 		mockmodel.ShellBackground(command),
 		mockmodel.Text("It runs in the background."),
@@ -179,48 +134,30 @@ func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	scope := "route-claude-bg"
-	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
-	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env,
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
 		Args: []string{"--allowedTools", "Bash(cat:*)", "Bash(echo:*)"}}
-	// Released once it has run past the foreground timeout.
-	released := make(chan string, 1)
-	go func() {
-		defer close(released)
-		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
-			return
-		}
+	// Released once it has run past the foreground timeout, where it
+	// must still be.
+	problem := ""
+	opened := p.openGateAfter(ctx, mock, 1, func() {
 		for ctx.Err() == nil {
-			var list []tasks.Task
-			json.Unmarshal([]byte(h.qtaskIn(h.root, nil, "ls", "--json", "--scope", scope).stdout), &list)
-			if len(list) == 1 && time.Since(list[0].StartedAt) > timeout+time.Second {
+			if list := p.list(); len(list) == 1 && time.Since(list[0].StartedAt) > timeout+time.Second {
 				if !list[0].Running() || list[0].Background {
-					released <- fmt.Sprintf("past the timeout the task is %s, background %v; want running where it was", list[0].StatusText(), list[0].Background)
+					problem = fmt.Sprintf("past the timeout the task is %s, background %v; want running where it was", list[0].StatusText(), list[0].Background)
 				}
-				break
+				return
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-			f.WriteString("go\n")
-			f.Close()
-		}
-	}()
-	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
-	if err != nil {
-		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
-	}
-	if problem := <-released; problem != "" {
+	})
+	turns := runScripted(t, ctx, mock, run, len(script))
+	<-opened
+	if problem != "" {
 		t.Error(problem)
 	}
-	turns := mock.MainTurns()
-	if len(turns) != len(script) {
-		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
-	}
-	var list []tasks.Task
-	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil || len(list) != 1 {
-		t.Fatalf("ls: %v %+v; want the one task", err, list)
+	_, list := p.tasks(t)
+	if len(list) != 1 {
+		t.Fatalf("ls: %+v; want the one task", list)
 	}
 	task := list[0]
 	if task.Command != command || task.Status != tasks.StatusCompleted {
@@ -234,7 +171,7 @@ func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
 	if n := turns[2].Count("<tool-use-id>"); n != 1 {
 		t.Errorf("Claude's own notification appears %d times in the last request, want 1\nrequests:\n%s", n, mock.Summary())
 	}
-	if r := h.qtaskIn(proj, []string{"QTASK_SCOPE=" + scope}, "agent", "inbox"); r.stdout != "" {
+	if r := h.qtaskIn(p.dir, []string{"QTASK_SCOPE=" + p.scope}, "agent", "inbox"); r.stdout != "" {
 		t.Errorf("qtask queued a notification for Claude's own background run:\n%s", r.stdout)
 	}
 }
@@ -252,20 +189,10 @@ func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Gemini)
 	h := newHarness(t)
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", "gemini", "--hold", "60s"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
-	gate := filepath.Join(proj, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := newAgentProject(t, h, "gemini", "route-gemini")
 	tag := fmt.Sprintf("%08x", rand.Uint32())
 	missing := "nonexistent-qtask-" + tag
-	slow := fmt.Sprintf("cat %s >/dev/null; echo gend-$((6*7))-%s", gate, tag)
+	slow := fmt.Sprintf("cat %s >/dev/null; echo gend-$((6*7))-%s", p.gate, tag)
 	script := []mockmodel.Turn{
 		mockmodel.Shell("ls " + missing),
 		mockmodel.ShellBackground(slow),
@@ -279,40 +206,15 @@ func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	scope := "route-gemini"
-	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
-	run := &agenttest.Run{Agent: agenttest.Gemini, Prompt: "go", Model: mock.URL(), Dir: proj, Env: env}
-	go func() {
-		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 2 }); err != nil {
-			return
-		}
-		if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-			f.WriteString("go\n")
-			f.Close()
-		}
-	}()
-	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
-	if err != nil {
-		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
-	}
-	turns := mock.MainTurns()
-	if len(turns) != len(script) {
-		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
-	}
+	run := &agenttest.Run{Agent: agenttest.Gemini, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env}
+	p.openGateAfter(ctx, mock, 2, nil)
+	turns := runScripted(t, ctx, mock, run, len(script))
 	results := turns[2].ToolResults()
 	if len(results) != 2 {
 		t.Fatalf("tool results %q, want 2", results)
 	}
 	t.Logf("tool results as the model read them: %q", results)
-	var list []tasks.Task
-	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--scope", scope)), &list); err != nil {
-		t.Fatal(err)
-	}
-	byCommand := map[string]tasks.Task{}
-	for _, task := range list {
-		byCommand[task.Command] = task
-	}
+	byCommand, list := p.tasks(t)
 	if task, ok := byCommand["ls "+missing]; !ok || task.ExitCode == nil || *task.ExitCode != 2 {
 		t.Errorf("no task for %q that exited 2 among %+v", "ls "+missing, list)
 	}
@@ -335,4 +237,90 @@ func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
 	if n := turns[3].Count(marker); n != 1 {
 		t.Errorf("the last request carries the background command's end %d times, want 1\nrequests:\n%s", n, mock.Summary())
 	}
+}
+
+// agentProject is a project directory with qtask installed for an agent
+// (`qtask agent install AGENT --hold 60s` plus extra flags), a FIFO gate
+// the test opens to let a scripted command end, and the environment that
+// puts the agent's tasks in a scope of their own.
+type agentProject struct {
+	h                *harness
+	dir, gate, scope string
+	env              []string
+}
+
+func newAgentProject(t *testing.T, h *harness, agent, scope string) *agentProject {
+	t.Helper()
+	p := &agentProject{h: h, dir: filepath.Join(h.root, "proj"), scope: scope}
+	p.gate = filepath.Join(p.dir, "gate")
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(p.dir, nil, "agent", "install", agent, "--hold", "60s"); r.code != 0 {
+		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	if err := syscall.Mkfifo(p.gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.env = []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
+		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	return p
+}
+
+// openGateAfter opens the gate once a main request carrying n tool
+// results has reached the mock and then wait (if not nil) has returned;
+// the channel is closed when it is done.
+func (p *agentProject) openGateAfter(ctx context.Context, mock *mockmodel.Server, n int, wait func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= n }); err != nil {
+			return
+		}
+		if wait != nil {
+			wait()
+		}
+		if f, err := os.OpenFile(p.gate, os.O_WRONLY, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+	return done
+}
+
+// list is the scope's tasks, as `ls --json` gives them; nil if it fails
+// (for goroutines, which must not end the test).
+func (p *agentProject) list() []tasks.Task {
+	var list []tasks.Task
+	json.Unmarshal([]byte(p.h.qtaskIn(p.h.root, nil, "ls", "--json", "--scope", p.scope).stdout), &list)
+	return list
+}
+
+// tasks are the scope's tasks by command.
+func (p *agentProject) tasks(t *testing.T) (map[string]tasks.Task, []tasks.Task) {
+	t.Helper()
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(p.h.mustQtask("ls", "--json", "--scope", p.scope)), &list); err != nil {
+		t.Fatal(err)
+	}
+	byCommand := map[string]tasks.Task{}
+	for _, task := range list {
+		byCommand[task.Command] = task
+	}
+	return byCommand, list
+}
+
+// runScripted runs the agent against a mock serving script and returns
+// the main turns, which must be one per scripted turn.
+func runScripted(t *testing.T, ctx context.Context, mock *mockmodel.Server, run *agenttest.Run, turns int) []mockmodel.Request {
+	t.Helper()
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	main := mock.MainTurns()
+	if len(main) != turns {
+		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(main), turns, mock.Summary())
+	}
+	return main
 }
