@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 }
 
 // serveEchoMCP is the smallest stdio MCP server the agents accept: one tool,
-// echo {text}, answering "echo: TEXT". It stands in for qtask's own server
-// until that exists, to prove the MCP half of the harness.
+// echo {text}, answering "echo: TEXT". It proves the MCP half of the
+// harness on its own; qtask's server is tested with the agents in
+// cmd/qtask (TestMCPWithRealAgents).
 func serveEchoMCP() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<24)
