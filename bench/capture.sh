@@ -25,6 +25,12 @@
 # 100,000,000 bytes the command printed.
 #
 # Env: RUNS (default 5, at least 5).
+#      STREAM: lines (default), cr (one progress bar redrawn with \r, no
+#      newline at all) or bars (two bars, the lower one redrawn, then
+#      \x1b[A back up to the upper one). For cr and bars the output file must
+#      hold the bars' last frames, a line each.
+#      PANE: the panes' size, WxH (default 80x24), e.g. 500x200 for the RSS
+#      target at the largest pane size.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +39,15 @@ TARGET=1.25
 RSS_TARGET_MB=20
 BYTES=100000000
 LINE='the quick brown fox jumps over the lazy dog 0123456789'
-CMD="sleep 0.2; yes '$LINE' | head -c $BYTES"
+STREAM=${STREAM:-lines}
+PANE=${PANE:-80x24}
+export BENCH_PANE=$PANE
+case $STREAM in
+lines) CMD="sleep 0.2; yes '$LINE' | head -c $BYTES" ;;
+cr) CMD="sleep 0.2; yes ' 42%|################                        | 420/1000 [00:01<00:02, 300it/s]' | tr '\\n' '\\r' | head -c $BYTES" ;;
+bars) CMD="sleep 0.2; yes \"\$(printf '\\r\\033[2Kinner  17%%|######          | 17/100\\033[A\\r\\033[2Kouter  42%%|################| 42/100')\" | head -c $BYTES" ;;
+*) echo "capture: STREAM must be lines, cr or bars" >&2; exit 2 ;;
+esac
 # What the command prints: whole lines and then a partial one.
 LINES=$((BYTES / (${#LINE} + 1)))
 LAST_PARTIAL=${LINE:0:$((BYTES - LINES * (${#LINE} + 1)))}
@@ -42,6 +56,8 @@ RAW_BYTES=$((BYTES + LINES))
 
 bench_setup
 bench_machine
+size=$(tmux -S "$sock" display-message -p -t '=qtask:' '#{window_width}x#{window_height}')
+[ "$size" = "$PANE" ] || { echo "capture: panes are $size, not $PANE" >&2; exit 1; }
 srv=$(tmux -S "$sock" display-message -p '#{pid}')
 tck=$(getconf CLK_TCK)
 
@@ -121,6 +137,9 @@ run_qtask() {
 	[[ $out =~ \"output_path\":\ \"([^\"]+)\" ]]
 	file=${BASH_REMATCH[1]}
 	size=$(stat -c %s "$file")
+	if [ "$STREAM" != lines ]; then
+		check_bars "$file"
+	else
 	first=$(head -n 1 "$file")
 	# [qtask: output capped at N bytes; M earlier bytes dropped]
 	[[ $first =~ ^\[qtask:\ output\ capped\ at\ ([0-9]+)\ bytes\;\ ([0-9]+)\ earlier\ bytes\ dropped\]$ ]] ||
@@ -134,6 +153,7 @@ run_qtask() {
 	total=$((dropped + size - hlen))
 	[ "$total" -eq "$BYTES" ] || [ "$total" -eq $((BYTES + 1)) ] ||
 		{ echo "capture: $file accounts for $total bytes, want $BYTES" >&2; exit 1; }
+	fi
 	rm -f "$file"
 	if [ "$n" -gt 0 ]; then
 		elapsed "$s" "$e" >>"$tmp/q.times"; echo >>"$tmp/q.times"
@@ -142,6 +162,17 @@ run_qtask() {
 	fi
 	printf '  qtask #%d  %6.3f s  cpu %5.2f s  wrapper peak RSS %.1f MB  file %d bytes, ends with the last line\n' \
 		"$n" "$(elapsed "$s" "$e")" "$cpu" "$(awk -v k="$rss" 'BEGIN { print k * 1024 / 1e6 }')" "$size"
+}
+
+# check_bars FILE: a redraw stream leaves its bars' last frames, one line
+# each (the last frame may be cut short by head -c).
+check_bars() {
+	local lines
+	lines=$(wc -l <"$1")
+	case $STREAM in
+	cr) [ "$lines" -eq 1 ] && grep -q '^ 42%|' "$1" ;;
+	bars) [ "$lines" -eq 2 ] && grep -q '^outer  42%|' "$1" && grep -q '^inner  17%|' "$1" ;;
+	esac || { echo "capture: $STREAM stream left $lines lines in $1: $(head -c 300 "$1")" >&2; exit 1; }
 }
 
 # run_tmux N: one timed baseline run. Appends wall and CPU seconds to $tmp/t.*.
@@ -166,7 +197,7 @@ run_tmux() {
 	# The command sleeps 0.2 s so that pipe-pane is attached before its first
 	# byte; on a loaded machine it may still come late and miss the start.
 	late=""
-	if [ "$size" -ne "$RAW_BYTES" ]; then
+	if [ "$STREAM" = lines ] && [ "$size" -ne "$RAW_BYTES" ]; then
 		late="  WARNING: pipe attached late, missed $((RAW_BYTES - size)) bytes"
 		echo "$n" >>"$tmp/t.late"
 	fi
@@ -181,7 +212,7 @@ run_tmux() {
 
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "capture: $BYTES bytes through the pane, $RUNS runs per side, alternating (run #0 is an untimed warm-up)"
+echo "capture: $BYTES bytes of $STREAM through a $PANE pane, $RUNS runs per side, alternating (run #0 is an untimed warm-up)"
 for n in $(seq 0 "$RUNS"); do
 	run_tmux "$n"
 	run_qtask "$n"

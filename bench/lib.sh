@@ -39,7 +39,9 @@ bench_setup() {
 	(cd "$BENCH_SRC" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)
 	# -f /dev/null: no user tmux.conf. The long-lived first window keeps the
 	# session (and server) alive while task windows come and go.
-	tmux -f /dev/null -S "$sock" new-session -d -s qtask -x 80 -y 24 -- sleep 100000
+	# New windows take the session's size: BENCH_PANE (WxH, default 80x24).
+	local pane=${BENCH_PANE:-80x24}
+	tmux -f /dev/null -S "$sock" new-session -d -s qtask -x "${pane%x*}" -y "${pane#*x}" -- sleep 100000
 	# Settle: block until every window but the first is gone and no qtask
 	# process of this state dir is left, so a run never pays for the
 	# background work of the one before. Used as hyperfine --prepare.

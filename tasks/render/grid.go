@@ -1,6 +1,9 @@
 package render
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // cellKind says what occupies one column of a row.
 type cellKind uint8
@@ -27,8 +30,12 @@ const maxCombining = 8
 // by autowrap, so the two form one line of the file (as capture-pane -J
 // joins them).
 type row struct {
-	cells   []cell
-	comb    map[int][]rune // combining marks by column; nil when none
+	cells []cell
+	comb  map[int][]rune // combining marks by column; nil when none
+	// hi bounds the columns ever written since the row was last cleared:
+	// those from hi on are blank. Lines are mostly far shorter than a
+	// wide pane, and this keeps clearing and measuring a row to its text.
+	hi      int
 	wrapped bool
 }
 
@@ -36,8 +43,9 @@ func newRow(width int) *row { return &row{cells: make([]cell, width)} }
 
 // clear blanks the whole row.
 func (r *row) clear() {
-	clear(r.cells)
+	clear(r.cells[:r.hi])
 	clear(r.comb) // keeps the map: rows are recycled as they scroll
+	r.hi = 0
 	r.wrapped = false
 }
 
@@ -84,6 +92,7 @@ func (r *row) putASCII(col int, b []byte) {
 	for i, c := range b {
 		cells[i] = cell{r: rune(c), kind: cellChar}
 	}
+	r.hi = max(r.hi, end)
 	r.dropComb(col, end)
 }
 
@@ -92,6 +101,7 @@ func (r *row) putASCII(col int, b []byte) {
 func (r *row) put(col int, ch rune, w int) {
 	r.blank(col, col+w)
 	r.cells[col] = cell{r: ch, kind: cellChar}
+	r.hi = max(r.hi, col+w)
 	if w == 2 {
 		r.cells[col+1] = cell{kind: cellWide}
 	}
@@ -127,6 +137,7 @@ func (r *row) tab(col, stop int) {
 		}
 	}
 	r.cells[col] = cell{r: rune(stop), kind: cellTab}
+	r.hi = max(r.hi, stop)
 	for c := col + 1; c < stop; c++ {
 		r.cells[c].kind = cellTabFill
 	}
@@ -144,6 +155,7 @@ func (r *row) insert(col, n int) {
 	r.blank(col, col) // split a wide character at col
 	copy(r.cells[col+n:], r.cells[col:w-n])
 	clear(r.cells[col : col+n])
+	r.hi = min(r.hi+n, w)
 	r.shiftComb(col, n)
 }
 
@@ -180,7 +192,7 @@ func (r *row) shiftComb(col, d int) {
 
 // used is one past the last column holding text or a tab.
 func (r *row) used() int {
-	for n := len(r.cells); n > 0; n-- {
+	for n := r.hi; n > 0; n-- {
 		if r.cells[n-1].kind != cellBlank {
 			return n
 		}
@@ -211,7 +223,24 @@ func (r *row) textEnd() int {
 // control characters other than the tab.
 func (r *row) appendText(dst []byte) []byte {
 	end := r.textEnd()
+	plain := len(r.comb) == 0
 	for c := 0; c < end; c++ {
+		if plain {
+			// The common case, a run of ASCII, a byte a cell.
+			n := c
+			dst = slices.Grow(dst, end-c)
+			for _, ce := range r.cells[c:end] {
+				if ce.kind != cellChar || ce.r >= utf8.RuneSelf {
+					break
+				}
+				dst = append(dst, byte(ce.r))
+				n++
+			}
+			if n > c {
+				c = n - 1
+				continue
+			}
+		}
 		ce := r.cells[c]
 		switch ce.kind {
 		case cellBlank, cellTabFill:

@@ -300,7 +300,7 @@ func (s *Screen) step(p []byte) []byte {
 // String payloads are skipped in bulk and never parsed: only the bytes
 // that can end them (BEL, ESC, CAN, SUB) go to the parser.
 func (s *Screen) sequence(p []byte, st parser.State) []byte {
-	if st == parser.OscStringState || st == parser.DcsStringState || st >= parser.SosStringState && st <= parser.ApcStringState {
+	if inString(st) {
 		n := 0
 		for n < len(p) && p[n] >= 0x20 {
 			n++
@@ -309,13 +309,25 @@ func (s *Screen) sequence(p []byte, st parser.State) []byte {
 			return p[n:]
 		}
 	}
-	if p[0] == 0 {
-		s.p.Reset()
-		s.enterBinary(1)
-		return p[1:]
+	// The rest of a control sequence, in one go.
+	for i, b := range p {
+		if b == 0 {
+			s.p.Reset()
+			s.enterBinary(1)
+			return p[i+1:]
+		}
+		s.p.Advance(b)
+		if st := s.p.State(); st == parser.GroundState || inString(st) {
+			return p[i+1:]
+		}
 	}
-	s.p.Advance(p[0])
-	return p[1:]
+	return nil
+}
+
+// inString reports whether the parser is in a string's payload: an OSC,
+// DCS, SOS, PM or APC.
+func inString(st parser.State) bool {
+	return st == parser.OscStringState || st == parser.DcsStringState || st >= parser.SosStringState && st <= parser.ApcStringState
 }
 
 // utf8 decodes the non-ASCII text at the start of p; a rune cut off by the

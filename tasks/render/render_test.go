@@ -103,6 +103,13 @@ func TestSettled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(discard{}, Options{Width: 80, Height: 24})
 			s.Write([]byte(tc.in))
+			for i, r := range s.rows {
+				for c := r.hi; c < len(r.cells); c++ {
+					if r.cells[c].kind != cellBlank {
+						t.Fatalf("row %d: column %d written beyond hi %d", i, c, r.hi)
+					}
+				}
+			}
 			live, settled := s.AppendLive(nil)
 			if got := string(live[:settled]); got != tc.settled {
 				t.Errorf("settled %q of %q, want %q", got, live, tc.settled)
