@@ -67,7 +67,12 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	case opts.Here:
 		return server.JoinHere(ctx, pane, tmux.PaneID(deps.Env.TmuxPane))
 	case inside:
-		return server.SwitchTo(ctx, pane)
+		if err := server.SwitchTo(ctx, pane); err != nil {
+			return err
+		}
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: showing task %s; prefix L goes back to where you were\n", displayValue(t.ID))
+		return nil
 	}
+	fmt.Fprintf(deps.IO.ErrOut, "qtask: attaching to task %s; detach with prefix d\n", displayValue(t.ID))
 	return server.Attach(ctx, pane, deps.Environ)
 }

@@ -232,3 +232,31 @@ func TestManPages(t *testing.T) {
 		t.Errorf("a hidden internal command got a man page")
 	}
 }
+
+// status of an ended task shows its last lines (why it failed is usually
+// there) and no pane, which is gone or another task's by now.
+func TestStatusOfEndedTaskShowsItsLastLines(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task := h.start(`seq 1 20; echo "error: it broke" >&2; exit 2`)
+	h.qtask("wait", "--timeout", "60s", task.ID)
+	out := h.mustQtask("status", task.ID)
+	want := "\n--- last 10 lines of output ---\n12\n13\n14\n15\n16\n17\n18\n19\n20\nerror: it broke\n"
+	if !strings.HasSuffix(out, want) || strings.Contains(out, "pane:") {
+		t.Errorf("status of a failed task:\n%s\nwant it to end with%s and show no pane", out, want)
+	}
+}
+
+// attach inside tmux says how to get back.
+func TestAttachSaysHowToGetBack(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("user")
+	h.ptyClient("user")
+	task := h.start("sleep 60")
+	r := h.qtaskIn(h.root, h.insideEnv(pane), "attach", task.ID)
+	if r.code != 0 || r.stderr != "qtask: showing task "+task.ID+"; prefix L goes back to where you were\n" {
+		t.Errorf("attach inside tmux: exit %d, stderr %q", r.code, r.stderr)
+	}
+	h.mustQtask("stop", task.ID)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,10 @@ import (
 
 // statusTailBytes is how much recent output `status` shows for a running task.
 const statusTailBytes = 2000
+
+// statusEndLines is how many last lines of output `status` shows for an
+// ended task.
+const statusEndLines = 10
 
 // StatusOptions are the parsed flags and argument of `qtask status`.
 type StatusOptions struct {
@@ -57,8 +62,8 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 	if t.PID != 0 {
 		row("pid", fmt.Sprint(t.PID))
 	}
-	if t.PaneID != "" {
-		row("pane", displayValue(t.PaneID))
+	if t.PaneID != "" && t.Running() {
+		row("pane", displayValue(t.PaneID)) // an ended task's pane is gone or reused
 	}
 	row("started", t.StartedAt.Local().Format(time.RFC3339))
 	if t.EndedAt != nil {
@@ -70,6 +75,18 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 		row("lost", displayCommand(t.OutputLoss, 500))
 	}
 	if !t.Running() {
+		// Why it failed is usually in its last lines.
+		var tail strings.Builder
+		if _, err := store.WriteOutputTail(t, &tail, statusEndLines); err != nil {
+			return err
+		}
+		if tail.Len() == 0 {
+			return nil
+		}
+		fmt.Fprintf(out, "\n--- last %d lines of output ---\n%s", statusEndLines, tail.String())
+		if !strings.HasSuffix(tail.String(), "\n") {
+			fmt.Fprintln(out)
+		}
 		return nil
 	}
 	tail, cut, err := store.OutputTail(t, statusTailBytes)
