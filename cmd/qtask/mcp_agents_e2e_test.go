@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,7 +61,11 @@ func TestMCPInspector(t *testing.T) {
 	if id == nil {
 		t.Fatalf("no task id in %s", out)
 	}
-	out, code = inspect("--method", "tools/call", "--tool-name", "task_output", "--tool-arg", "task_id="+id[1], "--tool-arg", "tail_lines=1")
+	// The inspector reads each --tool-arg value as JSON if it parses: an
+	// id of decimal digits only (1 in 43) would go as a number. Quoted, it
+	// is always the string it is.
+	taskID := "task_id=" + strconv.Quote(id[1])
+	out, code = inspect("--method", "tools/call", "--tool-name", "task_output", "--tool-arg", taskID, "--tool-arg", "tail_lines=1")
 	if code != 0 || !strings.Contains(out, "inspected-42") {
 		t.Errorf("task_output through the inspector: exit %d\n%s", code, out)
 	}
@@ -83,7 +88,7 @@ func TestMCPInspector(t *testing.T) {
 	for _, args := range [][]string{
 		{"--tool-name", "task_status", "--tool-arg", "task_id=ffffffff"},
 		{"--tool-name", "task_wait", "--tool-arg", "task_ids=[]", "--tool-arg", "timeout_ms=5"},
-		{"--tool-name", "task_output", "--tool-arg", "task_id=" + id[1], "--tool-arg", "offset=-1"},
+		{"--tool-name", "task_output", "--tool-arg", taskID, "--tool-arg", "offset=-1"},
 		{"--tool-name", "task_list", "--tool-arg", "status=done"},
 		{"--tool-name", "task_stop", "--tool-arg", "task_id=ffffffff"},
 		{"--tool-name", "shell", "--tool-arg", "command=sleep 9"},
