@@ -148,10 +148,10 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	return &r.Task, nil
 }
 
-// wrapperProgram is the program that wraps a task: qtask-exec, the wrapper
-// alone, when it is installed beside qtask (it links only what a wrapper
-// needs, so each running task costs less memory), else qtask itself, whose
-// `_exec` is the same wrapper.
+// wrapperProgram is the program that lives as long as a task, its wrapper
+// (`_exec`) or an adopted pane's capture (`_capture`): qtask-exec, when it is
+// installed beside qtask (it links only what those need, so each running
+// task costs less memory), else qtask itself, which has both commands too.
 func wrapperProgram(self string) string {
 	small := filepath.Join(filepath.Dir(self), "qtask-exec")
 	if fi, err := os.Stat(small); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {

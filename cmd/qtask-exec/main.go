@@ -1,8 +1,9 @@
-// Command qtask-exec is qtask's task wrapper on its own: what tmux runs as
-// the first process of a task's pane, exactly as `qtask _exec` does, but
-// linking only what a wrapper needs (no CLI, no MCP server, no UI), so that
-// each running task costs less memory (docs/BENCHMARKS.md, memory).
-// `qtask run` uses it when it is installed beside qtask.
+// Command qtask-exec is what lives as long as a task, on its own: the
+// wrapper tmux runs as the first process of a task's pane, exactly as
+// `qtask _exec` does, and an adopted pane's capture, as `qtask _capture`
+// does, but linking only what they need (no CLI, no MCP server, no UI), so
+// that each running task costs less memory (docs/BENCHMARKS.md, memory).
+// qtask uses it when it is installed beside qtask.
 package main
 
 import (
@@ -17,26 +18,34 @@ import (
 
 func main() {
 	args := os.Args[1:]
-	if len(args) != 4 || args[0] != "_exec" || args[1] != "--state-dir" {
-		fmt.Fprintln(os.Stderr, "usage: qtask-exec _exec --state-dir DIR ID (qtask runs it; it is not for use by hand)")
+	if len(args) != 4 || args[0] != "_exec" && args[0] != "_capture" || args[1] != "--state-dir" {
+		fmt.Fprintln(os.Stderr, "usage: qtask-exec _exec|_capture --state-dir DIR ID (qtask runs it; it is not for use by hand)")
 		os.Exit(2)
 	}
-	os.Exit(run(args[2], args[3]))
+	os.Exit(run(args[0], args[2], args[3]))
 }
 
-func run(stateDir, id string) int {
-	env, err := config.EnvFrom(os.Getenv)
-	var store *tasks.Store
-	if err == nil {
-		store, err = tasks.OpenStore(stateDir)
-	}
-	code := 1
-	if err == nil {
-		code, err = wrapper.Run(context.Background(), store, id, env)
-	}
+func run(verb, stateDir, id string) int {
+	code, err := dispatch(verb, stateDir, id)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "qtask: %v\n", err)
 		return 1
 	}
 	return code
+}
+
+// dispatch runs verb for task id and returns its exit status.
+func dispatch(verb, stateDir, id string) (int, error) {
+	env, err := config.EnvFrom(os.Getenv)
+	if err != nil {
+		return 0, err
+	}
+	store, err := tasks.OpenStore(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	if verb == "_capture" {
+		return 0, store.Capture(id, os.Stdin)
+	}
+	return wrapper.Run(context.Background(), store, id, env)
 }
