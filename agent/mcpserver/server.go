@@ -62,7 +62,34 @@ func New(opts Options) *mcp.Server {
 	addTool(s, h, &mcp.Tool{Name: "task_output", Description: taskOutputDescription}, h.output)
 	addTool(s, h, &mcp.Tool{Name: "task_stop", Description: "Stop a running task: SIGTERM to its whole process group, SIGKILL after a grace period. Returns once it has ended."}, h.stop)
 	addTool(s, h, &mcp.Tool{Name: "task_wait", Description: taskWaitDescription}, h.wait)
+	s.AddReceivingMiddleware(h.argumentErrors)
 	return s
+}
+
+// sdkArgumentError starts the SDK's own tool error for arguments that do
+// not fit the tool's input schema; the handler never ran.
+const sdkArgumentError = `validating "arguments": `
+
+// argumentErrors rewords the SDK's schema errors as qtask's others are
+// worded (one line naming the tool) and adds the pending notifications,
+// as every result carries them.
+func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		creq, isCall := req.(*mcp.CallToolRequest)
+		tr, isResult := res.(*mcp.CallToolResult)
+		if err != nil || !isCall || !isResult || !tr.IsError || len(tr.Content) != 1 {
+			return res, err
+		}
+		text, ok := tr.Content[0].(*mcp.TextContent)
+		if !ok || !strings.HasPrefix(text.Text, sdkArgumentError) {
+			return res, err
+		}
+		why := strings.TrimPrefix(strings.TrimPrefix(text.Text, sdkArgumentError), "validating root: ")
+		c := &call{ctx: ctx, req: creq, store: h.opts.Store.WithContext(ctx)}
+		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, oneLine(errors.New(why))) + h.pending(c)
+		return res, nil
+	}
 }
 
 // handlers holds what every tool call shares.

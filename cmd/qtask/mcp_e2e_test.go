@@ -250,11 +250,12 @@ func TestMCPToolErrors(t *testing.T) {
 		{"shell", map[string]any{"command": "make &", "is_background": true}, "ends with a bare '&'"},
 		{"shell", map[string]any{"command": "true", "timeout_ms": -1}, "timeout_ms must not be negative"},
 		{"shell", map[string]any{"command": "true", "cwd": "/nonexistent/dir"}, "does not exist"},
-		{"shell", map[string]any{"is_background": true}, "command"},
+		{"shell", map[string]any{"is_background": true}, `bad arguments for shell: required: missing properties: ["command"]`},
+		{"task_output", map[string]any{"task_id": 7}, "bad arguments for task_output:"},
 		{"shell", map[string]any{"command": "sleep 30 && make"}, "starts by sleeping for 30s"},
 	} {
 		text, isErr := callTool(t, cs, c.tool, c.args)
-		if !isErr || !strings.Contains(text, c.want) || strings.Contains(text, "\n") {
+		if !isErr || !strings.HasPrefix(text, "Error: ") || !strings.Contains(text, c.want) || strings.Contains(text, "\n") {
 			t.Errorf("%s %v: %q (error %v), want one error line containing %q", c.tool, c.args, text, isErr, c.want)
 		}
 	}
@@ -345,12 +346,14 @@ func TestMCPTasksOutliveServer(t *testing.T) {
 		t.Fatalf("the task ended %s after its server exited", st.Status)
 	}
 	cs2, _ := h.mcpClient(nil)
-	text, _ = callTool(t, cs2, "task_list", nil)
-	if !strings.Contains(text, id+"  completed (exit 0)") || envelopesOf(text, id) != 1 || !strings.Contains(text, "survived") {
-		t.Errorf("a new server's task_list:\n%s\nwant the task, completed, with its notification once", text)
+	// Even a call with bad arguments carries what is pending.
+	text, isErr := callTool(t, cs2, "task_status", map[string]any{})
+	if !isErr || envelopesOf(text, id) != 1 || !strings.Contains(text, "survived") {
+		t.Errorf("a new server's first result (bad arguments):\n%s\nwant an error carrying the notification once", text)
 	}
-	if text, _ = callTool(t, cs2, "task_list", nil); envelopesOf(text, id) != 0 {
-		t.Errorf("the notification came twice:\n%s", text)
+	text, _ = callTool(t, cs2, "task_list", nil)
+	if !strings.Contains(text, id+"  completed (exit 0)") || envelopesOf(text, id) != 0 {
+		t.Errorf("a new server's task_list:\n%s\nwant the task, completed, and no second notification", text)
 	}
 }
 
