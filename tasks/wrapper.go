@@ -110,8 +110,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		return 1
 	}
 	// The status segment counts it from here: the wrapper pays for the
-	// tmux call, not the `qtask run` that waits for the start.
-	s.announceStart(r)
+	// tmux call, not the `qtask run` that waits for the start, and in the
+	// background, so that waiting for the push lock behind other tasks'
+	// pushes never delays watching the command (and so its end). Pushes
+	// read the counts under the push lock, so whichever lands last, start
+	// or end, is exact.
+	go s.announceStart(r)
 
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
