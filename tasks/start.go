@@ -8,7 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -122,7 +125,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
-		Name:      windowName(r),
+		Name:      windowName(r, opts.Script != ""),
 		Dir:       opts.Cwd,
 		Argv:      []string{wrapperProgram(opts.Self), "_exec", "--state-dir", s.dir, id},
 		Env:       []string{wrapperGOMAXPROCS},
@@ -204,10 +207,41 @@ func AbsDir(base, dir string) string {
 	return filepath.Join(base, dir)
 }
 
-// windowName is what the human sees in the qtask session's window list.
-func windowName(r *record) string {
+// windowName is what the human sees in the qtask session's window list:
+// the task's name, else its id — and for a command an agent ran through
+// its own shell tool (routed: it has a script around it), also the start
+// of the command, since nobody typed it: "3f9a1c02 npm test".
+func windowName(r *record, routed bool) string {
 	if r.Name != "" {
 		return r.Name
 	}
-	return r.ID
+	if !routed {
+		return r.ID
+	}
+	return r.ID + " " + windowLabel(r.Command, 32)
+}
+
+// windowLabel is the start of command's first line, at most max
+// characters, with nothing a window list could misread: control
+// characters become spaces, and ':' (gotmux splits list output on "-:-")
+// becomes '_'.
+func windowLabel(command string, max int) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(command), "\n")
+	var b strings.Builder
+	n := 0
+	for _, r := range line {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			r = ' '
+		case r == ':':
+			r = '_'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -54,8 +54,10 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 		Args: []string{"--allowedTools", "Bash(ls:*)", "Bash(touch:*)", "Bash(cat:*)", "Bash(echo:*)"}}
 	// The slow command is released once the model has been told it moved
 	// to the background, and has ended its turn.
-	p.openGateAfter(ctx, mock, 4, nil)
+	var names string
+	opened := p.openGateAfter(ctx, mock, 4, func() { names = windowNames(h) })
 	turns := runScripted(t, ctx, mock, run, len(script))
+	<-opened
 	proj := p.dir
 	results := turns[4].ToolResults()
 	if len(results) != 4 {
@@ -88,6 +90,9 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 	task, ok := byCommand[slow]
 	if !ok {
 		t.Fatalf("no task for the slow command among %+v", list)
+	}
+	if want := task.ID + " cat " + p.gate[:20]; !strings.Contains(names, want) {
+		t.Errorf("while it ran, the window list did not show the slow command under its id (%q): %q", want, names)
 	}
 	if !strings.Contains(results[3], "moved to the background as task "+task.ID) {
 		t.Errorf("the slow command's result does not say it moved to the background: %q", results[3])
@@ -323,4 +328,10 @@ func runScripted(t *testing.T, ctx context.Context, mock *mockmodel.Server, run 
 		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(main), turns, mock.Summary())
 	}
 	return main
+}
+
+// windowNames is the names of all the tmux server's windows, one a line.
+func windowNames(h *harness) string {
+	names, _ := h.tmux("list-windows", "-a", "-F", "#{window_name}")
+	return names
 }

@@ -1,0 +1,25 @@
+package tasks
+
+import "testing"
+
+func TestWindowName(t *testing.T) {
+	cases := []struct {
+		name, command string
+		routed        bool
+		want          string
+	}{
+		{"", "npm test", false, "3f9a1c02"},
+		{"build", "npm test", true, "build"},
+		{"", "npm test", true, "3f9a1c02 npm test"},
+		{"", "  go test ./...\nsecond line", true, "3f9a1c02 go test ./..."},
+		{"", "echo a-:-b\x1b[31m\tz", true, "3f9a1c02 echo a-_-b [31m z"},
+		{"", "make all-of-the-targets-in-this-long-makefile", true, "3f9a1c02 make all-of-the-targets-in-this-…"},
+		{"", "ünïcödé ✓", true, "3f9a1c02 ünïcödé ✓"},
+	}
+	for _, c := range cases {
+		r := &record{Task: Task{ID: "3f9a1c02", Name: c.name, Command: c.command}}
+		if got := windowName(r, c.routed); got != c.want {
+			t.Errorf("windowName(%q, %q, routed %v) = %q, want %q", c.name, c.command, c.routed, got, c.want)
+		}
+	}
+}
