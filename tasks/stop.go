@@ -245,11 +245,15 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 }
 
 // targetGroup is the process group a stop signals: the command's own group,
-// or for an adopted command the job now in its shell's foreground.
+// or for an adopted command whatever is in its shell's terminal foreground
+// now, as for Ctrl+C: a job, or, between two jobs (a loop's test, a builtin),
+// the shell itself, which runs the line. The job that was in the foreground
+// at the promote may be long gone while the line runs on.
 func (r *record) targetGroup() int {
 	if r.Adopted {
-		if fg, ok := foregroundGroup(r.WrapperPID); ok {
-			return fg
+		st, err := readProcStat(r.WrapperPID)
+		if err == nil && st.startTime == r.WrapperStart && st.state != 'Z' && st.tpgid > 1 {
+			return st.tpgid
 		}
 	}
 	return r.PID

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,6 +167,40 @@ func TestInteractivePromoteIdleAndStop(t *testing.T) {
 	}
 	if st := h.status(task.ID); st.Status != tasks.StatusCancelled {
 		t.Fatalf("adopted task after stop: %s", st.Status)
+	}
+}
+
+// Between two jobs of a promoted command line (a loop's test, a builtin
+// read) no job is in the terminal's foreground: the shell runs the line
+// itself. A stop then interrupts the shell, as Ctrl+C would; it never takes
+// the end of the job that was in the foreground at the promote for the end
+// of the line (it once said "already ended: lost" and left the loop running).
+func TestInteractiveStopWhileTheShellRunsTheLine(t *testing.T) {
+	h := newHarness(t)
+	pane := h.shellPane(interactiveShells[0])
+	gate := filepath.Join(h.root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.typeLine(pane, "cat "+gate+"; echo looping; while true; do read -t 0.3; done")
+	eventually(t, "the hook to record the command", func() bool {
+		return h.qtask("promote", "--pane", pane).code == 0
+	})
+	task := h.lastTask()
+	// cat, the job in the foreground at the promote, ends; from here on
+	// only the shell runs the line.
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	eventually(t, "the loop to run", func() bool { return strings.Contains(h.output(task.ID), "looping") })
+	r := h.qtask("stop", "--grace", "1s", task.ID)
+	if r.code != 0 || !strings.Contains(r.stdout, "cancelled") {
+		t.Fatalf("stop of a loop the shell runs itself: exit %d, stdout %q, stderr %q; want cancelled", r.code, r.stdout, r.stderr)
+	}
+	if st := h.status(task.ID); st.Status != tasks.StatusCancelled {
+		t.Fatalf("adopted task after stop: %s", st.StatusText())
 	}
 }
 
