@@ -260,3 +260,26 @@ func TestAttachSaysHowToGetBack(t *testing.T) {
 	}
 	h.mustQtask("stop", task.ID)
 }
+
+// run --bg's hints name qtask as the user typed it, so they work when
+// pasted before qtask is on PATH (the quick start's bin/qtask).
+func TestHintsUseTheTypedName(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	os.Mkdir(filepath.Join(h.root, "bin"), 0o700)
+	if err := os.Symlink(qtaskBin, filepath.Join(h.root, "bin", "qtask")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bin/qtask", "run", "--bg", "--", "true")
+	cmd.Dir, cmd.Env = h.root, h.env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bin/qtask run --bg: %v", err)
+	}
+	if !strings.Contains(string(out), "Follow:  bin/qtask logs -f ") || !strings.Contains(string(out), "Stop:    bin/qtask stop ") {
+		t.Errorf("hints of bin/qtask run --bg:\n%s", out)
+	}
+	if out := h.mustQtask("run", "--bg", "--", "true"); !strings.Contains(out, "Follow:  "+qtaskBin+" logs -f ") {
+		t.Errorf("hints of qtask run by its full path:\n%s", out)
+	}
+}

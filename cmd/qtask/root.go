@@ -45,6 +45,9 @@ type Deps struct {
 	Environ []string // the caller's environment, handed to tasks verbatim
 	// Self is the qtask binary that tmux runs as a task's wrapper and capture.
 	Self string
+	// Arg0 is the command name as the user typed it ("bin/qtask" from a
+	// checkout), for the commands qtask's hints suggest.
+	Arg0 string
 }
 
 // Config loads the config file named by the environment.
@@ -126,6 +129,16 @@ func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
 	return start
 }
 
+// typedName is how hints name qtask: as the user typed it, so a hint
+// works when pasted (`bin/qtask logs -f ID` before qtask is on PATH); a
+// bare name and anything odd is just "qtask".
+func (d *Deps) typedName() string {
+	if d.Arg0 == "" || !strings.Contains(d.Arg0, "/") || strings.ContainsAny(d.Arg0, " \t\n'\"$`\\") {
+		return "qtask"
+	}
+	return d.Arg0
+}
+
 // UsageError is a mistake in how qtask was called: exit 2, with a hint.
 type UsageError struct {
 	Err error
@@ -157,6 +170,7 @@ func Main() int {
 	if self, err := os.Executable(); err == nil {
 		deps.Self = self
 	}
+	deps.Arg0 = os.Args[0]
 	root := NewCmdRoot(deps)
 	root.SetArgs(claudeShellArgs(os.Args))
 	var err error

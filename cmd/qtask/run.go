@@ -128,8 +128,8 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	}
 	fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
 	fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
-	fmt.Fprintf(out, "Follow:  qtask logs -f %s\n", id)
-	fmt.Fprintf(out, "Stop:    qtask stop %s\n", id)
+	fmt.Fprintf(out, "Follow:  %s logs -f %s\n", deps.typedName(), id)
+	fmt.Fprintf(out, "Stop:    %s stop %s\n", deps.typedName(), id)
 	return nil
 }
 
@@ -199,7 +199,7 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 			why = fmt.Sprintf(" after the %s timeout", timeout)
 		}
 		fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", id, why, displayValue(end.OutputPath))
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `qtask logs -f %s`, stop it with `qtask stop %s`\n", id, id)
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `%s logs -f %s`, stop it with `%[1]s stop %[3]s`\n", deps.typedName(), id, id)
 		return &ExitError{Code: exitPromoted}
 	}
 	// A routed command's output is what the agent would have seen without
