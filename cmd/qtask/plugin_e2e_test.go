@@ -231,3 +231,52 @@ func (h *harness) menuRunning() bool {
 	}
 	return false
 }
+
+// Without qtask on PATH but with Go, the plugin builds qtask into its own
+// bin/ (CGO_ENABLED=0) and binds its keys with it.
+func TestPluginBuildsQtaskWithGo(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	// A copy of this module as the plugin's directory.
+	plugin := filepath.Join(h.root, "plugin")
+	files, err := exec.Command("git", "-C", filepath.Dir(filepath.Dir(pluginScript(t))), "ls-files", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	src := filepath.Dir(filepath.Dir(pluginScript(t)))
+	for _, f := range strings.Fields(string(files)) {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			continue // listed but deleted in the work tree
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(plugin, f)), 0o700)
+		os.WriteFile(filepath.Join(plugin, f), data, 0o700)
+	}
+	// A PATH with the script's tools and go, and no qtask.
+	bin := filepath.Join(h.root, "tools")
+	os.Mkdir(bin, 0o700)
+	for _, tool := range []string{"bash", "dirname", "tmux", "go"} {
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Symlink(path, filepath.Join(bin, tool))
+	}
+	gocache, _ := exec.Command("go", "env", "GOCACHE").Output()
+	gomodcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	env := "PATH=" + bin + " GOCACHE=" + strings.TrimSpace(string(gocache)) + " GOMODCACHE=" + strings.TrimSpace(string(gomodcache)) + " GOFLAGS=-mod=mod GOPROXY=off "
+	if out, err := h.tmux("run-shell", env+filepath.Join(plugin, "scripts", "qtask.tmux")); err != nil {
+		t.Fatalf("loading the plugin: %v %s", err, out)
+	}
+	built := filepath.Join(plugin, "bin", "qtask")
+	if _, err := os.Stat(built); err != nil {
+		t.Fatalf("the plugin did not build qtask: %v", err)
+	}
+	if info, _ := exec.Command("go", "version", "-m", built).Output(); !strings.Contains(string(info), "CGO_ENABLED=0") {
+		t.Errorf("qtask was not built with CGO_ENABLED=0:\n%s", info)
+	}
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "B"); !strings.Contains(b, built) {
+		t.Fatalf("prefix B does not run the built qtask: %q", b)
+	}
+}
