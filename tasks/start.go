@@ -39,6 +39,9 @@ type StartOptions struct {
 	// list).
 	CallerPane      tmux.PaneID
 	WindowInSession bool
+	// AgentCommand: a coding agent ran the command (agent mode), so its
+	// window shows the start of the command beside the id: nobody typed it.
+	AgentCommand bool
 	// WaiterPID is the foreground `qtask run` waiting on the task, if any.
 	WaiterPID      int
 	Server         tmux.Server   // tmux server to run on
@@ -125,7 +128,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
-		Name:      windowName(r, opts.Script != ""),
+		Name:      windowName(r, opts.AgentCommand),
 		Dir:       opts.Cwd,
 		Argv:      []string{wrapperProgram(opts.Self), "_exec", "--state-dir", s.dir, id},
 		Env:       []string{wrapperGOMAXPROCS},
@@ -208,14 +211,13 @@ func AbsDir(base, dir string) string {
 }
 
 // windowName is what the human sees in the qtask session's window list:
-// the task's name, else its id — and for a command an agent ran through
-// its own shell tool (routed: it has a script around it), also the start
-// of the command, since nobody typed it: "3f9a1c02 npm test".
-func windowName(r *record, routed bool) string {
+// the task's name, else its id — and for an agent's command, also the
+// start of the command: "3f9a1c02 npm test".
+func windowName(r *record, agentCommand bool) string {
 	if r.Name != "" {
 		return r.Name
 	}
-	if !routed {
+	if !agentCommand {
 		return r.ID
 	}
 	return r.ID + " " + windowLabel(r.Command, 32)

@@ -5,7 +5,7 @@ import "testing"
 func TestWindowName(t *testing.T) {
 	cases := []struct {
 		name, command string
-		routed        bool
+		agent         bool
 		want          string
 	}{
 		{"", "npm test", false, "3f9a1c02"},
@@ -18,8 +18,8 @@ func TestWindowName(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &record{Task: Task{ID: "3f9a1c02", Name: c.name, Command: c.command}}
-		if got := windowName(r, c.routed); got != c.want {
-			t.Errorf("windowName(%q, %q, routed %v) = %q, want %q", c.name, c.command, c.routed, got, c.want)
+		if got := windowName(r, c.agent); got != c.want {
+			t.Errorf("windowName(%q, %q, agent %v) = %q, want %q", c.name, c.command, c.agent, got, c.want)
 		}
 	}
 }

@@ -212,8 +212,10 @@ func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Gemini, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env}
-	p.openGateAfter(ctx, mock, 2, nil)
+	var names string
+	opened := p.openGateAfter(ctx, mock, 2, func() { names = windowNames(h) })
 	turns := runScripted(t, ctx, mock, run, len(script))
+	<-opened
 	results := turns[2].ToolResults()
 	if len(results) != 2 {
 		t.Fatalf("tool results %q, want 2", results)
@@ -229,6 +231,9 @@ func TestGeminiShellRunsAsQtaskTasks(t *testing.T) {
 	task, ok := byCommand[slow]
 	if !ok || !task.Background || task.Status != tasks.StatusCompleted {
 		t.Fatalf("the background call is not a completed background task: %+v", list)
+	}
+	if want := task.ID + " cat " + p.gate[:20]; !strings.Contains(names, want) {
+		t.Errorf("while it ran, the window list did not show the background command under its id (%q): %q", want, names)
 	}
 	if !strings.Contains(results[1], "Started background task "+task.ID) {
 		t.Errorf("the background call's result does not name its task: %q", results[1])

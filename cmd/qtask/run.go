@@ -151,6 +151,7 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 		start.WaiterPID = os.Getpid()
 	}
 	start.WindowInSession = opts.Agent && cfg.AgentWindows == config.AgentWindowsQtask
+	start.AgentCommand = opts.Agent
 	if opts.Shell != "" {
 		start.Shell = opts.Shell
 	}
