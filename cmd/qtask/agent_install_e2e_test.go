@@ -120,3 +120,68 @@ func TestAgentInstallPassesClaudeDoctor(t *testing.T) {
 		t.Errorf("claude doctor did not report a bad hook entry:\n%s", out)
 	}
 }
+
+// TestAgentInstallRoutesClaude: installing for Claude sets the shell
+// prefix (a qtask-claude-shell link beside the settings) and agent mode in
+// the settings' env, and the routing hook; --no-route leaves the prefix
+// out; a prefix of the user's own is never replaced; uninstall takes out
+// exactly that, the link included.
+func TestAgentInstallRoutesClaude(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	proj := filepath.Join(h.root, "proj")
+	settings := filepath.Join(proj, ".claude", "settings.json")
+	link := filepath.Join(proj, ".claude", "qtask-claude-shell")
+	mine := "{\n  \"env\": {\n    \"FOO\": \"1\"\n  }\n}\n"
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) result { return h.qtaskIn(proj, nil, append([]string{"agent"}, args...)...) }
+	if r := run("install", "claude"); r.code != 0 {
+		t.Fatalf("install: exit %d %q", r.code, r.stderr)
+	}
+	installed, _ := os.ReadFile(settings)
+	for _, want := range []string{`"FOO": "1"`, `"QTASK_AGENT": "1"`, `"CLAUDE_CODE_SHELL_PREFIX": "` + link + `"`, `"PreToolUse"`, `"matcher": "Bash"`} {
+		if !strings.Contains(string(installed), want) {
+			t.Errorf("installed settings lack %s:\n%s", want, installed)
+		}
+	}
+	if target, err := os.Readlink(link); err != nil || target != qtaskBin {
+		t.Errorf("the prefix link points to %q (%v), want %s", target, err, qtaskBin)
+	}
+	if r := run("uninstall", "claude"); r.code != 0 {
+		t.Fatalf("uninstall: exit %d %q", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != mine {
+		t.Errorf("after uninstall the settings are:\n%s\nwant:\n%s", got, mine)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("uninstall left the prefix link (%v)", err)
+	}
+
+	if r := run("install", "claude", "--no-route"); r.code != 0 {
+		t.Fatalf("install --no-route: exit %d %q", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(settings); strings.Contains(string(got), "CLAUDE_CODE_SHELL_PREFIX") || strings.Contains(string(got), "PreToolUse") {
+		t.Errorf("--no-route routed:\n%s", got)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("--no-route made the prefix link (%v)", err)
+	}
+	run("uninstall", "claude")
+
+	theirs := "{\n  \"env\": {\n    \"CLAUDE_CODE_SHELL_PREFIX\": \"/usr/bin/audit\"\n  }\n}\n"
+	os.WriteFile(settings, []byte(theirs), 0o644)
+	if r := run("install", "claude"); r.code != 1 || !strings.Contains(r.stderr, "--no-route") {
+		t.Errorf("install over the user's own shell prefix: exit %d %q; want 1 and the way out", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != theirs {
+		t.Errorf("the user's prefix was touched:\n%s", got)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("a refused install made the prefix link (%v)", err)
+	}
+}
