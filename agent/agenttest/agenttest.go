@@ -100,10 +100,6 @@ type Run struct {
 	Dir, Home string
 	Args      []string // extra arguments
 	Env       []string // extra environment, KEY=VALUE, after the defaults
-	// Approval, for qwen and gemini, replaces --yolo with
-	// --approval-mode Approval ("default": the agent's own permission
-	// checks, which refuse what needs a confirmation in a headless run).
-	Approval string
 	// MCP lists stdio MCP servers the agent starts, configured the way each
 	// agent reads them (Claude --mcp-config with --strict-mcp-config, qwen
 	// --mcp-config, gemini's user settings with trust, so its calls are not
@@ -148,8 +144,8 @@ func mcpConfig(servers []MCPServer, trust bool) map[string]any {
 
 // Command builds the agent's command line for r: headless (`-p`), with JSON
 // event output on stdout, every permission pre-granted where the agent has a
-// switch for it (qwen and gemini --yolo unless r.Approval; Claude's checks
-// stay on, pass --allowedTools in Args), pointed at the mock with a dummy key. It creates
+// switch for it (qwen and gemini --yolo; Claude's checks stay on, pass
+// --allowedTools in Args), pointed at the mock with a dummy key. It creates
 // Dir and Home (and the settings the agent needs to start offline) and fills
 // them into r. The command has no stdin and runs in its own session: kill
 // its process group (-cmd.Process.Pid) to stop it with its children.
@@ -190,8 +186,7 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 		env = append(env,
 			"OPENAI_API_KEY=sk-dummy",
 			"OPENAI_BASE_URL="+r.Model+"/v1")
-		args = append([]string{"--auth-type", "openai", "-m", "mock-model"}, r.approval()...)
-		args = append(args, "--output-format", "stream-json")
+		args = []string{"--auth-type", "openai", "-m", "mock-model", "--yolo", "--output-format", "stream-json"}
 		if len(r.MCP) > 0 {
 			args = append(args, "--mcp-config", mcpFile)
 		}
@@ -206,8 +201,7 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 			"GOOGLE_GEMINI_BASE_URL="+r.Model,
 			"GEMINI_CLI_TRUST_WORKSPACE=true")
 		// Without -m gemini first asks a model router which model to use.
-		args = append([]string{"-m", "gemini-2.5-flash"}, r.approval()...)
-		args = append(args, "--output-format", "stream-json")
+		args = []string{"-m", "gemini-2.5-flash", "--yolo", "--output-format", "stream-json"}
 	default:
 		t.Fatalf("agenttest: %s is not an agent that takes prompts", r.Agent.Name)
 	}
@@ -226,14 +220,6 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 	cmd.Env = append(env, r.Env...)
 	isolate(cmd)
 	return cmd
-}
-
-// approval is the flags that set qwen's or gemini's approval mode.
-func (r *Run) approval() []string {
-	if r.Approval == "" {
-		return []string{"--yolo"}
-	}
-	return []string{"--approval-mode", r.Approval}
 }
 
 // InspectorCommand builds a run of the MCP inspector's CLI against server,

@@ -48,8 +48,7 @@ var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
 		routeEvent: "PreToolUse", ShellTool: "Bash"}
 	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
-	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
-		routeEvent: "BeforeTool", ShellTool: "run_shell_command"}
+	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
 )
 
 // Agents lists the supported agents.
@@ -70,9 +69,9 @@ func Lookup(name string) (Agent, error) {
 func (a Agent) Events() []string { return append(slices.Clone(a.contextEvents), a.stopEvent) }
 
 // RouteEvent is the event that fires before a call of the agent's shell
-// tool, "" for an agent whose calls qtask does not route (qwen-code:
-// neither a shell prefix nor a pre-tool rewrite that keeps the permission
-// check on the model's command).
+// tool, "" for an agent whose calls qtask does not route: qwen-code and
+// gemini-cli offer neither a shell prefix nor a pre-tool rewrite that
+// keeps their permission check on the model's command (docs/AGENTS.md).
 func (a Agent) RouteEvent() string { return a.routeEvent }
 
 // Kind is what an event lets a hook do with notifications.
@@ -122,12 +121,10 @@ type Input struct {
 	ToolInput json.RawMessage `json:"tool_input"`
 }
 
-// ShellCall is the shell tool's input, as the three agents name it.
+// ShellCall is the input of Claude's Bash tool.
 type ShellCall struct {
-	Command string `json:"command"`
-	// Claude's run_in_background, qwen's and gemini's is_background.
-	RunInBackground bool `json:"run_in_background"`
-	IsBackground    bool `json:"is_background"`
+	Command         string `json:"command"`
+	RunInBackground bool   `json:"run_in_background"`
 }
 
 // ParseInput reads a hook's stdin. Empty input is no error (a hook run by
@@ -242,8 +239,6 @@ type Options struct {
 	StateDir string
 	// Routed: Claude runs its Bash tool through qtask's shell prefix.
 	Routed bool
-	// Self is the qtask binary a routed gemini command runs.
-	Self string
 }
 
 // Handle answers one hook event of agent a: the pending notifications of
@@ -311,45 +306,20 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold 
 	store.Wait(ctx, ids)
 }
 
-// Route answers a pre-tool event for the agent's shell tool so that the
-// call runs as a qtask task while the agent's own permission check stays
-// on the command the model wrote:
-//
-//   - gemini-cli applies a BeforeTool hook's tool_input after its policy
-//     check (0.61.0): the command becomes `qtask run --agent [--bg] --
-//     'COMMAND'`, and a background call becomes a qtask background task
-//     (gemini tells the model nothing when its own ends), so its end comes
-//     as a qtask notification, once;
-//   - Claude Code checks a PreToolUse rewrite as rewritten, so nothing is
-//     rewritten: its calls reach qtask through the shell prefix, which
-//     cannot tell a background call (run_in_background) from a foreground
-//     one. The hook leaves the prefix a mark (route.MarkBackground), so
-//     that the run is neither timed out nor announced by qtask: Claude
-//     announces its end itself.
+// Route answers Claude Code's PreToolUse for its Bash tool. Claude checks
+// a PreToolUse rewrite as rewritten, so nothing is rewritten or decided
+// here: Claude's calls reach qtask through its shell prefix, which cannot
+// tell a background call (run_in_background) from a foreground one. The
+// hook leaves the prefix a mark (route.MarkBackground), so that the run is
+// neither timed out nor announced by qtask: Claude announces its end
+// itself.
 func (a Agent) Route(in Input, opts Options) ([]byte, error) {
 	var call ShellCall
 	if in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
 		return nil, nil
 	}
-	switch a.Name {
-	case Claude.Name:
-		if !opts.Routed || !call.RunInBackground {
-			return nil, nil
-		}
-		return nil, route.MarkBackground(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command)
-	case Gemini.Name:
-		if opts.Self == "" {
-			return nil, nil
-		}
-		// Only the fields that change: gemini tells the model which ones a
-		// hook modified.
-		input := map[string]any{"command": route.Wrap(opts.Self, call.Command, call.IsBackground)}
-		if call.IsBackground {
-			input["is_background"] = false
-		}
-		out := map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": in.Event, "tool_input": input}}
-		data, err := json.Marshal(out)
-		return append(data, '\n'), err
+	if !opts.Routed || !call.RunInBackground {
+		return nil, nil
 	}
-	return nil, nil
+	return nil, route.MarkBackground(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command)
 }

@@ -214,18 +214,3 @@ func markPath(dir, session, command string) string {
 	sum := sha256.Sum256([]byte(session + "\x00" + command))
 	return filepath.Join(dir, "bg-"+hex.EncodeToString(sum[:16]))
 }
-
-// Wrap is command rewritten to run as a qtask task in agent mode, for an
-// agent whose pre-tool hook may replace the command after its permission
-// check (gemini-cli's BeforeTool): `'SELF' run --agent [--bg] -- 'COMMAND'`.
-// `qtask run` joins the words after -- with spaces, so the one quoted word
-// comes back as command byte for byte.
-func Wrap(self, command string, background bool) string {
-	bg := ""
-	if background {
-		bg = " --bg"
-	}
-	return shellQuote(self) + " run --agent" + bg + " -- " + shellQuote(command)
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -99,7 +99,7 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	}
 	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{
 		Event: event, Scope: opts.Scope, Hold: opts.Hold, StateDir: store.Dir(),
-		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix), Self: deps.Self,
+		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
 	})
 	if err != nil {
 		return hookWarning(deps, err)

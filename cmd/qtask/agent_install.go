@@ -67,7 +67,7 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 kept in FILE.qtask-backup.`
 	} else {
 		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
-		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "do not run the agent's shell tool commands as qtask tasks (claude, gemini)")
+		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
 	}
 	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
 	cmd.Flags().BoolVar(&opts.User, "user", false, "your user settings instead")
