@@ -109,6 +109,23 @@ func (c *ttyClient) typeKeys(keys string) {
 	}
 }
 
+// pressPrefixKey presses tmux's prefix, then key, as a person would: two
+// key presses apart in time. Written in one go they can arrive within
+// tmux's assume-paste-time (1 ms) of the session's last activity, and tmux
+// then takes the key for pasted text and sends it to the pane instead of
+// looking it up in the prefix table (measured: "x\x02B" in one write puts
+// "xB" at the shell's prompt).
+func (c *ttyClient) pressPrefixKey(key string) {
+	c.t.Helper()
+	c.typeKeys(prefix)
+	time.Sleep(keyPressGap)
+	c.typeKeys(key)
+}
+
+// keyPressGap is well past tmux's default assume-paste-time of 1 ms, and
+// still far quicker than a person types.
+const keyPressGap = 30 * time.Millisecond
+
 // drawn is everything tmux has drawn on the client's terminal so far.
 func (c *ttyClient) drawn() string {
 	c.mu.Lock()

@@ -83,7 +83,7 @@ func TestPluginPromoteKeyFromCallerPane(t *testing.T) {
 
 	c.typeKeys("qtask run -- 'for i in $(seq 1 900); do echo tick $i; sleep 0.1; done'\r")
 	h.waitScreen(pane, "tick 3\n")
-	c.typeKeys(prefix + "B")
+	c.pressPrefixKey("B")
 	h.waitScreen(pane, "promoted to background as ")
 	c.typeKeys("echo rc=$? typed-$((6*7))\r")
 	h.waitScreen(pane, "rc=125 typed-42")
@@ -101,7 +101,7 @@ func TestPluginPromoteKeyFromCallerPane(t *testing.T) {
 func TestPluginPromoteKeyNothingRunning(t *testing.T) {
 	t.Parallel()
 	h, pane, c := pluginWorld(t)
-	c.typeKeys(prefix + "B")
+	c.pressPrefixKey("B")
 	c.waitDrawn("qtask: nothing running in pane " + pane)
 	c.typeKeys("echo still-$((2+3))\r")
 	h.waitScreen(pane, "still-5")
@@ -192,7 +192,7 @@ func TestPluginMenuStopsTask(t *testing.T) {
 	h, pane, c := pluginWorld(t)
 	first := h.start("sleep 60", "--name", "first-task")
 	second := h.start("sleep 60", "--name", "second-task")
-	c.typeKeys(prefix + "T")
+	c.pressPrefixKey("T")
 	c.waitDrawn("second-task")
 	c.waitDrawn("first-task")
 	if !h.menuRunning() {
