@@ -41,12 +41,20 @@ func (e *AmbiguousError) Error() string {
 // Is makes errors.Is(err, ErrAmbiguous) work.
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
+// newID returns a random id with at least one letter in it. One random id
+// in 43 would be all digits, and tools that guess JSON types from text (an
+// MCP client's command-line arguments, a model writing a tool call) turn
+// such an id into a number, which a task_id argument then refuses.
 func newID() (string, error) {
 	var b [idLen / 2]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("generate task id: %w", err)
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("generate task id: %w", err)
+		}
+		if id := hex.EncodeToString(b[:]); strings.ContainsAny(id, "abcdef") {
+			return id, nil
+		}
 	}
-	return hex.EncodeToString(b[:]), nil
 }
 
 // validIDPrefix keeps user input from ever becoming a path: only lowercase

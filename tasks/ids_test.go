@@ -210,3 +210,18 @@ func FuzzMatchPrefix(f *testing.F) {
 		}
 	})
 }
+
+// An all-digit id reads as a number to anything that guesses JSON types;
+// without the rule about one id in 43 is all digits, so 3,000 ids would
+// hold dozens.
+func TestNewIDIsNeverAllDigits(t *testing.T) {
+	for range 3000 {
+		id, err := newID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.ContainsAny(id, "abcdef") {
+			t.Fatalf("new task id %q is all digits: tools that guess JSON types read it as a number", id)
+		}
+	}
+}
