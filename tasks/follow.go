@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
+	"unicode/utf8"
+
+	"github.com/qtask/qtask/tasks/render"
 )
 
 // follower copies a growing output file to a writer, picking up where it
 // left off. While the task runs it copies the final text and the settled
 // lines of the live tail, never the rows still being redrawn (see
-// CappedFile). Settled lines it printed are remembered until they are
+// CappedFile); it only reads the last of those, for a terminal to show
+// apart (see liveLine). Settled lines it printed are remembered until they are
 // final; should one change after all, it is printed again, whole. When the
 // file is rotated by its size cap (a new inode whose
 // header records how many stream bytes were dropped), it translates its
@@ -28,6 +33,8 @@ type follower struct {
 	pending   []byte
 	// pending is the text after offset printed already: settled lines
 	// that are not final yet.
+	readLive bool   // keep live up to date
+	live     []byte // the last line of the tail after its settled lines
 }
 
 func newFollower(path string, offset int64) *follower {
@@ -81,12 +88,12 @@ func (fl *follower) copyNew(w io.Writer, all bool) error {
 	if err != nil {
 		return err
 	}
-	end := fi.Size()
-	final, settled := finalEnds(fl.f, end)
+	size := fi.Size()
+	final, settled := finalEnds(fl.f, size)
 	if all {
-		final, settled = end, end
+		final, settled = size, size
 	}
-	end = max(settled, fl.offset)
+	end := max(settled, fl.offset)
 	// The tail may be rewritten, and the file cut, while this reads: a read
 	// that finds the file shorter is left to the next call.
 	head := make([]byte, min(int64(len(fl.pending)), end-fl.offset))
@@ -114,6 +121,23 @@ func (fl *follower) copyNew(w io.Writer, all bool) error {
 		return err
 	}
 	fl.offset, fl.pending = next, append(fl.pending[:0], pending...)
+	return fl.readLiveLine(end, size)
+}
+
+// readLiveLine keeps fl.live the last line of the rows after the settled
+// ones, at [from, size) of the file: the line a program is redrawing. A
+// read that finds the tail cut short keeps the line it had.
+func (fl *follower) readLiveLine(from, size int64) error {
+	if !fl.readLive || from >= size {
+		fl.live = fl.live[:0]
+		return nil
+	}
+	rows := make([]byte, size-from)
+	if _, err := fl.f.ReadAt(rows, from); err != nil {
+		return ignoreEOF(err)
+	}
+	rows = bytes.TrimSuffix(rows, []byte("\n"))
+	fl.live = append(fl.live[:0], rows[bytes.LastIndexByte(rows, '\n')+1:]...)
 	return nil
 }
 
@@ -157,12 +181,21 @@ func inode(f *os.File) (uint64, error) {
 // Follow writes the task's output from offset onwards as it grows, fit for
 // a terminal (see printFilter), and returns once the task has ended and its
 // complete output has been written.
-func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) error {
+//
+// A line is written once it is final or settled. With width > 0, w is a
+// terminal that many columns wide, and the line a program is still
+// redrawing (a partial line, a progress bar) is shown too, below the rest,
+// and replaced in place as it changes: see liveLine. Any other writer
+// (a pipe, a file) gets only what will not change, since it cannot take
+// back a line it was given.
+func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64, width int) error {
 	watch := s.watch([]string{t.ID}, true)
 	defer watch.Close()
 	start := max(offset-printContext, 0)
-	w = newPrintFilter(w, offset-start, -1)
+	live := &liveLine{w: w, width: width}
+	w = newPrintFilter(live, offset-start, -1)
 	fl := newFollower(t.OutputPath, start)
+	fl.readLive = width > 0
 	defer fl.close()
 	for {
 		// Read the status before the output, so the last copy after an end
@@ -175,13 +208,99 @@ func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64) 
 		if err := fl.copyNew(w, !r.Running()); err != nil {
 			return err
 		}
+		if err := live.show(fl.live); err != nil {
+			return err
+		}
 		if !r.Running() {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			// What was being redrawn is not output yet: take it back.
+			if err := live.show(nil); err != nil {
+				return err
+			}
 			return ctx.Err()
 		case <-watch.C:
 		}
 	}
+}
+
+// liveLine is the line a follower shows on a terminal below the output it
+// wrote: the line being redrawn, shown as it is now. Any write through it
+// first erases that line (carriage return, erase to the end of the line),
+// so the text that replaces it, final at last, appears where it was, once.
+// The line is cut to fit in fewer columns than the terminal has, tabs
+// expanded, so it never wraps and the carriage return is back at its start.
+type liveLine struct {
+	w     io.Writer
+	width int    // the terminal's columns; 0: never show a line
+	shown []byte // the text on the terminal's last line; nil: none
+}
+
+// liveErase takes the cursor back to the start of its line and blanks it.
+const liveErase = "\r\x1b[K"
+
+// Write erases the shown line, if any, and writes p.
+func (l *liveLine) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		if err := l.erase(); err != nil {
+			return 0, err
+		}
+	}
+	return l.w.Write(p)
+}
+
+func (l *liveLine) erase() error {
+	if l.shown == nil {
+		return nil
+	}
+	l.shown = nil
+	_, err := io.WriteString(l.w, liveErase)
+	return err
+}
+
+// show makes line, fit to the terminal and made harmless by a printFilter,
+// the line shown; an empty line shows none.
+func (l *liveLine) show(line []byte) error {
+	fit := l.fit(line)
+	if l.shown != nil && bytes.Equal(fit, l.shown) {
+		return nil
+	}
+	if err := l.erase(); err != nil {
+		return err
+	}
+	if len(fit) == 0 {
+		return nil
+	}
+	var shown bytes.Buffer
+	if _, err := newPrintFilter(&shown, 0, -1).Write(fit); err != nil {
+		return err
+	}
+	l.shown = fit
+	_, err := l.w.Write(shown.Bytes())
+	return err
+}
+
+// fit is line as it shows in fewer than l.width columns: tabs expanded to
+// the terminal's stops, cut where the next character would reach the edge.
+func (l *liveLine) fit(line []byte) []byte {
+	var out []byte
+	col := 0
+	for _, r := range string(line) {
+		w := render.RuneWidth(r)
+		if r == '\t' {
+			w = render.TabWidth - col%render.TabWidth
+		}
+		if col+w >= l.width {
+			break
+		}
+		if r == '\t' {
+			out = append(out, strings.Repeat(" ", w)...)
+		} else {
+			out = utf8.AppendRune(out, r)
+		}
+		col += w
+	}
+	return out
 }

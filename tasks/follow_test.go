@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -139,4 +140,37 @@ func followed(t *testing.T) (path string, f *CappedFile, follow func(all bool) s
 		return got.String()[before:]
 	}
 	return path, f, follow, got
+}
+
+// TestLiveLineFitsAndReplaces: the live line is cut to fit in fewer
+// columns than the terminal has (tabs expanded, wide characters counted
+// twice), made harmless, written once while unchanged, and erased before
+// anything replaces it.
+func TestLiveLineFitsAndReplaces(t *testing.T) {
+	var got strings.Builder
+	l := &liveLine{w: &got, width: 10}
+	steps := []struct {
+		show, want string
+	}{
+		{"a\tb\x1b[2J", "a       b"}, // tab to column 8; ESC left out
+		{"a\tb\x1b[2J", ""},          // unchanged: nothing written
+		{"界界界界界", "\r\x1b[K界界界界"},    // 8 columns; the fifth would reach the edge
+		{"", "\r\x1b[K"},             // nothing live: erased
+		{"", ""},
+	}
+	for _, st := range steps {
+		got.Reset()
+		if err := l.show([]byte(st.show)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != st.want {
+			t.Errorf("show(%q) wrote %q, want %q", st.show, got.String(), st.want)
+		}
+	}
+	l.show([]byte("50%"))
+	got.Reset()
+	io.WriteString(l, "done\n")
+	if got.String() != "\r\x1b[Kdone\n" {
+		t.Errorf("a write over the live line wrote %q, want it erased first", got.String())
+	}
 }

@@ -72,7 +72,7 @@ func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
 	case !opts.Follow:
 		return store.ReadOutput(t, out, opts.Offset, opts.Limit)
 	}
-	err = store.Follow(ctx, t, out, offset)
+	err = store.Follow(ctx, t, out, offset, terminalWidth(out))
 	if errors.Is(err, context.Canceled) {
 		return nil // Ctrl+C ends a follow; that is not an error
 	}

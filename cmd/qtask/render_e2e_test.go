@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,6 +53,65 @@ func TestPartialLineReplacedNotDuplicated(t *testing.T) {
 	}
 	if r := <-follow; r.stdout != "done\n" {
 		t.Errorf("logs -f printed %q, want %q", r.stdout, "done\n")
+	}
+}
+
+// TestFollowShowsPartialLineOnTerminal: `logs -f` on a terminal shows a
+// partial line within a second of its printing, and when the program
+// redraws it, replaces it in place: what a person sees at the end is the
+// final line once, not the old frame beside or above it.
+func TestFollowShowsPartialLineOnTerminal(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	start := filepath.Join(h.root, "start")
+	printed := filepath.Join(h.root, "printed")
+	gate := filepath.Join(h.root, "gate")
+	await := func(f string) string { return "while [ ! -e '" + f + "' ]; do sleep 0.02; done; " }
+	task := h.start(await(start) + "printf 'progress 1'; : >'" + printed + "'; " + await(gate) + "printf '\\rprogress 2\\n'")
+
+	master, tty := openPTY(t, 24, 80)
+	defer master.Close()
+	follow := exec.Command(qtaskBin, "logs", "-f", task.ID)
+	follow.Env, follow.Dir = h.env, h.root
+	follow.Stdout, follow.Stderr = tty, tty
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { follow.Process.Kill() })
+	tty.Close()
+	seen := &syncBuffer{}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		io.Copy(seen, master) // ends with EIO once logs -f has exited
+	}()
+
+	if err := os.WriteFile(start, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the task to print its partial line", func() bool { _, err := os.Stat(printed); return err == nil })
+	at := time.Now()
+	eventually(t, "the partial line on logs -f's terminal", func() bool { return strings.Contains(seen.String(), "progress 1") })
+	if d := time.Since(at); d > time.Second {
+		t.Errorf("the partial line took %v to show in logs -f, want at most 1 s", d)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Wait(); err != nil {
+		t.Fatalf("logs -f: %v; printed %q", err, seen.String())
+	}
+	select {
+	case <-read:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the pty did not close after logs -f exited")
+	}
+	var screen bytes.Buffer
+	s := render.New(&screen, render.Options{Width: 80, Height: 24})
+	s.Write([]byte(seen.String()))
+	s.Close()
+	if screen.String() != "progress 2\n" {
+		t.Errorf("logs -f's terminal shows\n%q\nwant the final line once; it was sent %q", screen.String(), seen.String())
 	}
 }
 

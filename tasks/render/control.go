@@ -12,8 +12,10 @@ import (
 // and would make ambiguous characters two columns wide under CJK locales).
 var widths = &runewidth.Condition{EastAsianWidth: false}
 
-// runeWidth is the number of columns r takes: 0 for combining marks.
-func runeWidth(r rune) int {
+// RuneWidth is the number of columns r takes on a terminal: 0 for
+// combining marks. Readers that lay text out for a terminal (logs -f) use
+// it to agree with the screen model.
+func RuneWidth(r rune) int {
 	return widths.RuneWidth(r)
 }
 
@@ -24,12 +26,12 @@ type widthCache [1 << 16]int8
 
 func (c *widthCache) width(r rune) int {
 	if r >= 1<<16 {
-		return runeWidth(r)
+		return RuneWidth(r)
 	}
 	if w := c[r]; w != 0 {
 		return int(w) - 1
 	}
-	w := runeWidth(r)
+	w := RuneWidth(r)
 	c[r] = int8(w + 1)
 	return w
 }

@@ -104,13 +104,13 @@ func expandTabs(line string) string {
 	col := 0
 	for _, r := range line {
 		if r == '\t' {
-			n := tabWidth - col%tabWidth
+			n := TabWidth - col%TabWidth
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
 			continue
 		}
 		b.WriteRune(r)
-		col += runeWidth(r)
+		col += RuneWidth(r)
 	}
 	return b.String()
 }

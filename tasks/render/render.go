@@ -34,8 +34,8 @@ const (
 	// outFlush is the size at which final lines are handed to the writer
 	// in the middle of a Write.
 	outFlush = 64 << 10
-	// tabWidth is the distance between the default tab stops.
-	tabWidth = 8
+	// TabWidth is the distance between a terminal's default tab stops.
+	TabWidth = 8
 )
 
 // Options configures a Screen.
@@ -126,7 +126,7 @@ func (s *Screen) resetModes() {
 	s.top, s.bottom = 0, s.height-1
 	s.origin, s.noWrap = false, false
 	s.tabs = make([]bool, s.width)
-	for c := tabWidth; c < s.width; c += tabWidth {
+	for c := TabWidth; c < s.width; c += TabWidth {
 		s.tabs[c] = true
 	}
 	s.saved = cursorState{}
