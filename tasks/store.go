@@ -535,12 +535,21 @@ func (s *Store) loadEach(ids []string, recs []*record, errs []error) {
 // follows a symlink, and rename replaces a symlink at path rather than
 // writing through it.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileReplacing(path, data, false)
+}
+
+// writeFileReplacing is writeFileAtomic and writeFileSynced: with synced, the data
+// and then the directory entry are flushed to disk before it returns.
+func writeFileReplacing(path string, data []byte, synced bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil && synced {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -550,6 +559,12 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if synced {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }
