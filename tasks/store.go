@@ -198,7 +198,7 @@ func (s *Store) load(id string) (*record, error) {
 		return nil, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := unmarshalRecord(data, &r); err != nil {
 		return nil, &InvalidRecordError{Path: path, Err: err}
 	}
 	if err := s.checkRecord(&r, id); err != nil {
