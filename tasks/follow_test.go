@@ -174,3 +174,18 @@ func TestLiveLineFitsAndReplaces(t *testing.T) {
 		t.Errorf("a write over the live line wrote %q, want it erased first", got.String())
 	}
 }
+
+// TestFollowerNeverTakesAFirstTailForFinal: the capture's first tail is
+// written a moment before the file's final mark is updated; in that moment
+// a follower must not take it for final text, so the file is marked when
+// the capture opens it.
+func TestFollowerNeverTakesAFirstTailForFinal(t *testing.T) {
+	path, _, follow, _ := followed(t)
+	// What SetTail writes before it marks the file.
+	if err := os.WriteFile(path, []byte("progress 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s := follow(false); s != "" {
+		t.Fatalf("follower printed %q, a tail not yet marked, as final", s)
+	}
+}

@@ -89,6 +89,10 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 		f.Close()
 		return nil, err
 	}
+	// Mark the file before anything is written: a reader takes a file
+	// without the mark for all final, so a tail written first would be
+	// streamed as final text in the moment before its mark.
+	c.markFinal()
 	return c, nil
 }
 

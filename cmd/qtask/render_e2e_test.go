@@ -111,7 +111,7 @@ func TestFollowShowsPartialLineOnTerminal(t *testing.T) {
 	s.Write([]byte(seen.String()))
 	s.Close()
 	if screen.String() != "progress 2\n" {
-		t.Errorf("logs -f's terminal shows\n%q\nwant the final line once; it was sent %q", screen.String(), seen.String())
+		t.Errorf("logs -f's terminal shows\n%q\nwant the final line once; it was sent %q (output file %q, status %+v)", screen.String(), seen.String(), h.output(task.ID), h.status(task.ID))
 	}
 }
 
