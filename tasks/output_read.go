@@ -25,26 +25,32 @@ func readTail(f *os.File, n int) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if n <= 0 || size == 0 {
-		return nil, size, nil
+	tail, err := readTailTo(f, n, size)
+	return tail, size, err
+}
+
+// readTailTo is readTail of the file's first end bytes.
+func readTailTo(f *os.File, n int, end int64) ([]byte, error) {
+	if n <= 0 || end == 0 {
+		return nil, nil
 	}
 	var buf []byte
-	pos := size
+	pos := end
 	for pos > 0 {
 		step := min(int64(tailBlock), pos)
 		pos -= step
 		block := make([]byte, step)
 		if _, err := f.ReadAt(block, pos); err != nil && err != io.EOF {
-			return nil, 0, err
+			return nil, err
 		}
 		buf = append(block, buf...)
 		// Count newlines, ignoring the file's final one.
 		body := bytes.TrimSuffix(buf, []byte("\n"))
 		if idx := nthLastIndex(body, '\n', n); idx >= 0 {
-			return buf[idx+1:], size, nil
+			return buf[idx+1:], nil
 		}
 	}
-	return buf, size, nil
+	return buf, nil
 }
 
 // nthLastIndex is the index of the n-th last occurrence of c in b, or -1.

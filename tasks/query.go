@@ -138,14 +138,35 @@ func (s *Store) OutputSize(t *Task) (int64, error) {
 }
 
 // WriteOutputTail writes the last n lines of the task's output to w and
-// returns the file offset it stopped at, where a follow can pick up.
+// returns the file offset it stopped at.
 func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
+	return s.writeTail(t, w, n, false)
+}
+
+// WriteSettledTail is WriteOutputTail for a Follow to pick up from: it
+// leaves out the rows a program is still redrawing (see CappedFile), which
+// would otherwise be printed twice, as they are now and as they end.
+func (s *Store) WriteSettledTail(t *Task, w io.Writer, n int) (int64, error) {
+	return s.writeTail(t, w, n, true)
+}
+
+// writeTail writes the last n lines of the task's output, of its final and
+// settled text only if settled is set, and returns where they end.
+func (s *Store) writeTail(t *Task, w io.Writer, n int, settled bool) (int64, error) {
 	f, err := openOutput(t.OutputPath)
 	if err != nil {
 		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
 	defer f.Close()
-	tail, end, err := readTail(f, n)
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
+	}
+	end := fi.Size()
+	if settled {
+		_, end = finalEnds(f, end)
+	}
+	tail, err := readTailTo(f, n, end)
 	if err != nil {
 		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
 	}

@@ -63,9 +63,12 @@ func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
 	out := deps.IO.Out
 	offset := opts.Offset
 	switch {
+	case opts.Tail >= 0 && !opts.Follow:
+		_, err := store.WriteOutputTail(t, out, opts.Tail)
+		return err
 	case opts.Tail >= 0:
-		n, err := store.WriteOutputTail(t, out, opts.Tail)
-		if err != nil || !opts.Follow {
+		n, err := store.WriteSettledTail(t, out, opts.Tail)
+		if err != nil {
 			return err
 		}
 		offset = n

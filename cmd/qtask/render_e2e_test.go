@@ -115,6 +115,29 @@ func TestFollowShowsPartialLineOnTerminal(t *testing.T) {
 	}
 }
 
+// TestFollowTailPrintsARedrawnLineOnce: `logs --tail N -f`, started while
+// a partial line is on the screen, prints what that line ends as, once:
+// not the frame it showed when the tail was read, beside its replacement
+// or instead of it.
+func TestFollowTailPrintsARedrawnLineOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	gate := filepath.Join(h.root, "gate")
+	task := h.start("echo done before; printf 'progress 1'; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; printf '\\rprogress 2\\n'")
+	eventually(t, "the partial line in logs", func() bool { return h.output(task.ID) == "done before\nprogress 1\n" })
+	follow := h.spawn(nil, "logs", "--tail", "5", "-f", task.ID)
+	eventually(t, "logs --tail 5 -f to print the lines before", func() bool { return follow.stdout.String() != "" })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := follow.wait(t); code != 0 {
+		t.Fatalf("logs --tail 5 -f exited %d: %s", code, follow.stderr.String())
+	}
+	if got := follow.stdout.String(); got != "done before\nprogress 2\n" {
+		t.Errorf("logs --tail 5 -f printed %q, want %q", got, "done before\nprogress 2\n")
+	}
+}
+
 // TestOracleThroughPane replays each recorded stream of the renderer's
 // oracle suite (tasks/render/testdata/oracle, whose tmux renderings the
 // renderer matches) through a real task's pane: the output file must hold
