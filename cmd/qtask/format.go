@@ -59,17 +59,74 @@ func terminalControl(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
-// writeJSON prints v as indented JSON. encoding/json escapes C0 controls
-// but leaves C1 and bidi controls raw, which a terminal may act on; they
-// can only occur inside strings, where \uXXXX means the same to a parser.
-// Everything between them is copied in runs: `ls --json` prints thousands
-// of tasks.
+// writeJSON prints v as indented JSON, laid out as json.MarshalIndent(v,
+// "", "  ") lays it out. encoding/json escapes C0 controls but leaves C1
+// and bidi controls raw, which a terminal may act on; they can only occur
+// inside strings, where \uXXXX means the same to a parser.
 func writeJSON(w io.Writer, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	out := make([]byte, 0, len(data)+1)
+	// Indented, the compact form grows by about half.
+	out := appendIndented(make([]byte, 0, len(data)*3/2), data)
+	_, err = w.Write(append(out, '\n'))
+	return err
+}
+
+// appendIndented appends data, compact JSON from json.Marshal, to out
+// indented as json.Indent(…, "", "  ") would, with terminal controls
+// escaped (see writeJSON). It is one pass that trusts its input, where
+// json.Indent runs its validating scanner over every byte: that was half of
+// what `ls --json` of a thousand tasks spent encoding.
+func appendIndented(out, data []byte) []byte {
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, "  "...)
+		}
+	}
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			end := i + 1
+			for ; data[end] != '"'; end++ {
+				if data[end] == '\\' {
+					end++ // an escaped quote or backslash
+				}
+			}
+			out = appendTerminalSafe(out, data[i:end+1])
+			i = end
+		case '{', '[':
+			if i+1 < len(data) && (data[i+1] == '}' || data[i+1] == ']') {
+				out = append(out, c, data[i+1]) // empty: {} or []
+				i++
+				continue
+			}
+			out = append(out, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// appendTerminalSafe appends the JSON text data to out with every terminal
+// control rune (see writeJSON) as a \uXXXX escape. Everything between them
+// is copied in runs: `ls --json` prints thousands of tasks.
+func appendTerminalSafe(out, data []byte) []byte {
 	done := 0
 	for i := 0; i < len(data); {
 		if data[i] < utf8.RuneSelf {
@@ -83,9 +140,7 @@ func writeJSON(w io.Writer, v any) error {
 		}
 		i += size
 	}
-	out = append(append(out, data[done:]...), '\n')
-	_, err = w.Write(out)
-	return err
+	return append(out, data[done:]...)
 }
 
 // displayValue renders a value read from disk (an id, a path, a pane id)

@@ -161,3 +161,55 @@ func TestWriteJSONEscapesTerminalControls(t *testing.T) {
 		t.Errorf("JSON output %q decodes to %q (%v), want the value unchanged %q", out.String(), back["name"], err, in["name"])
 	}
 }
+
+// checkWriteJSON holds writeJSON to json.MarshalIndent(v, "", "  ") with
+// terminal controls escaped, byte for byte: scripts may compare `ls
+// --json` output as text.
+func checkWriteJSON(t *testing.T, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(appendTerminalSafe(nil, data)) + "\n"
+	var got strings.Builder
+	if err := writeJSON(&got, v); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("writeJSON(%#v) prints\n%s\nwant, as json.MarshalIndent lays it out,\n%s", v, got.String(), want)
+	}
+}
+
+// TestWriteJSONIndentsAsMarshalIndent: task lists (empty, nil, a task with
+// every kind of field) and nested values print as json.MarshalIndent
+// prints them.
+func TestWriteJSONIndentsAsMarshalIndent(t *testing.T) {
+	code := 3
+	ended := time.Date(2026, 11, 23, 19, 10, 14, 227483973, time.UTC)
+	task := &tasks.Task{ID: "0004e2f7", Name: "a\x1b[2Jb\u009b31mc\u202ed\u0085e <&> 日本 \"q\\\"", Kind: tasks.KindShell,
+		Command: "printf '%s\\n' \"x\" {a:[b]}, ", Status: tasks.StatusFailed, ExitCode: &code, StartedAt: ended.Add(-time.Second),
+		EndedAt: &ended, OutputLoss: "lost\ttabs\\", Error: `code 5" , {x}: [y]`}
+	for _, v := range []any{
+		[]*tasks.Task(nil), []*tasks.Task{}, []*tasks.Task{task}, []*tasks.Task{task, {ID: "00000001"}, nil}, task,
+		map[string]any{"a": []any{1, map[string]any{}, []int{}, "\u2028", "\\", "\"", -1.5e300, nil, true}, "b": map[string][]int{"c": {1}}},
+		"", 0, nil, []any{[]any{[]any{}}},
+	} {
+		checkWriteJSON(t, v)
+	}
+}
+
+// FuzzWriteJSON: whatever JSON value decodes, writeJSON lays it out as
+// json.MarshalIndent does.
+func FuzzWriteJSON(f *testing.F) {
+	for _, seed := range []string{`[]`, `{}`, `[{"a":{},"b":[[],[1,"x\"y\\"]]}]`, `"\u0085\u202e<&>"`, `{"k":null,"t":true}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		checkWriteJSON(t, v)
+	})
+}
