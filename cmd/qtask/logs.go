@@ -22,9 +22,11 @@ func NewCmdLogs(deps *Deps, runF func(context.Context, *LogsOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "logs ID",
 		Short: "Print a task's clean output",
-		Long: `Print the task's output file: the text the command printed, with colours,
-cursor moves and progress redraws removed. --follow keeps printing as output
-arrives and exits when the task ends.`,
+		Long: `Print the task's output file: what the task's pane showed, as tmux renders
+it, without colours: progress bars and spinners end as their last frame.
+--follow keeps printing as output arrives and exits when the task ends; on a
+terminal it also shows the line still being redrawn and replaces it in place,
+while into a pipe it prints only lines that will not change.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
