@@ -67,6 +67,19 @@ func TestSmokeShellToolResultReachesModel(t *testing.T) {
 			}
 
 			turns := mock.MainTurns()
+			// Claude -p sends its own notice of the background command's end
+			// in a turn of its own, but only when it sees the end before it
+			// exits: under load it sometimes exits first (twice in about 40 CI
+			// runs here), a timing of Claude's that qtask cannot change. Then the
+			// notice must not have reached the model at all.
+			if tt.ownNotice && len(turns) == len(script)-1 {
+				bgID := turns[1].Reply.Calls[0].ID
+				if n := turns[2].Count("<tool-use-id>" + bgID + "</tool-use-id>"); n != 0 {
+					t.Fatalf("no turn of its own for the background command's end, yet its notice reached the model %d times\nrequests:\n%s", n, mock.Summary())
+				}
+				script = script[:len(script)-1]
+				tt.ownNotice = false
+			}
 			if len(turns) != len(script) {
 				t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), len(script), mock.Summary())
 			}
