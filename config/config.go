@@ -255,30 +255,19 @@ var settings = []setting{
 	{
 		name: "shell",
 		decode: func(c *Config, v any) string {
-			s, ok := v.(string)
-			if !ok {
-				return wantGot(`a program name or path such as "bash"`, v)
-			}
-			if strings.TrimSpace(s) == "" {
-				return `must not be empty; want a program name or path such as "bash"`
-			}
-			c.Shell = s
-			return ""
+			return decodeString(&c.Shell, v, `a program name or path such as "bash"`, func(s string) string {
+				if strings.TrimSpace(s) == "" {
+					return `must not be empty; want a program name or path such as "bash"`
+				}
+				return ""
+			})
 		},
 		encode: func(c Config) any { return c.Shell },
 	},
 	{
 		name: "session",
 		decode: func(c *Config, v any) string {
-			s, ok := v.(string)
-			if !ok {
-				return wantGot(`a tmux session name such as "qtask"`, v)
-			}
-			if problem := checkSession(s); problem != "" {
-				return problem
-			}
-			c.Session = s
-			return ""
+			return decodeString(&c.Session, v, `a tmux session name such as "qtask"`, checkSession)
 		},
 		encode: func(c Config) any { return c.Session },
 	},
@@ -340,15 +329,7 @@ var settings = []setting{
 	{
 		name: "status_format",
 		decode: func(c *Config, v any) string {
-			s, ok := v.(string)
-			if !ok {
-				return wantGot(`a status format such as "⏵{running} ✗{failed}"`, v)
-			}
-			if problem := CheckStatusFormat(s); problem != "" {
-				return problem
-			}
-			c.StatusFormat = s
-			return ""
+			return decodeString(&c.StatusFormat, v, `a status format such as "⏵{running} ✗{failed}"`, CheckStatusFormat)
 		},
 		encode: func(c Config) any { return c.StatusFormat },
 	},
@@ -509,6 +490,20 @@ func checkSession(s string) string {
 				"use a name without ':', '.', whitespace or control characters", s, r)
 		}
 	}
+	return ""
+}
+
+// decodeString stores in *dst a string that check finds no problem with;
+// want describes a good value for the error when v is not a string.
+func decodeString(dst *string, v any, want string, check func(string) string) string {
+	s, ok := v.(string)
+	if !ok {
+		return wantGot(want, v)
+	}
+	if problem := check(s); problem != "" {
+		return problem
+	}
+	*dst = s
 	return ""
 }
 
