@@ -189,18 +189,52 @@ func inode(f *os.File) (uint64, error) {
 // (a pipe, a file) gets only what will not change, since it cannot take
 // back a line it was given.
 func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64, width int) error {
-	watch := s.watch([]string{t.ID}, true)
-	defer watch.Close()
 	start := max(offset-printContext, 0)
 	live := &liveLine{w: w, width: width}
-	w = newPrintFilter(live, offset-start, -1)
 	fl := newFollower(t.OutputPath, start)
 	fl.readLive = width > 0
+	err := s.follow(ctx, t.ID, fl, newPrintFilter(live, offset-start, -1), func() error { return live.show(fl.live) })
+	if err != nil && err == ctx.Err() {
+		// What was being redrawn is not output yet: take it back.
+		if err := live.show(nil); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// MaxLineBytes bounds a line FollowLines gives: a longer one (a program
+// printing without newlines) comes in pieces of this size, so a reader's
+// memory stays bounded whatever the task prints.
+const MaxLineBytes = 4096
+
+// FollowLines calls line with each line of the task's output from offset
+// (a line start) onwards, without its newline, as the output file has it:
+// once the line is final or settled, as Follow writes lines to a pipe, so a
+// settled line that a program changes after all comes again, whole. The
+// last line comes even without a newline once the task has ended. It
+// returns nil once the task has ended and every line was given, else the
+// first error from line (which stops the follow) or ctx's. The slice
+// line gets is only valid during the call.
+func (s *Store) FollowLines(ctx context.Context, t *Task, offset int64, line func([]byte) error) error {
+	lw := &lineWriter{line: line}
+	if err := s.follow(ctx, t.ID, newFollower(t.OutputPath, offset), lw, nil); err != nil {
+		return err
+	}
+	return lw.flush()
+}
+
+// follow copies the task's output through fl to w until the task has ended
+// and all of it is copied, or ctx is done (its error), calling round (if
+// set) after each copy. It sleeps on file events, not a busy poll.
+func (s *Store) follow(ctx context.Context, id string, fl *follower, w io.Writer, round func() error) error {
+	watch := s.watch([]string{id}, true)
+	defer watch.Close()
 	defer fl.close()
 	for {
 		// Read the status before the output, so the last copy after an end
 		// is seen is guaranteed to include everything the task printed.
-		r, err := s.load(t.ID)
+		r, err := s.load(id)
 		if err != nil {
 			return err
 		}
@@ -208,22 +242,75 @@ func (s *Store) Follow(ctx context.Context, t *Task, w io.Writer, offset int64, 
 		if err := fl.copyNew(w, !r.Running()); err != nil {
 			return err
 		}
-		if err := live.show(fl.live); err != nil {
-			return err
+		if round != nil {
+			if err := round(); err != nil {
+				return err
+			}
 		}
 		if !r.Running() {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			// What was being redrawn is not output yet: take it back.
-			if err := live.show(nil); err != nil {
-				return err
-			}
 			return ctx.Err()
 		case <-watch.C:
 		}
 	}
+}
+
+// lineWriter cuts what is written to it into lines for a callback (blank
+// ones too), holding back a partial line until its end comes; a line
+// longer than MaxLineBytes is given in pieces cut at a rune start.
+type lineWriter struct {
+	line    func([]byte) error
+	partial []byte
+}
+
+func (lw *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		if end < 0 {
+			end = len(p)
+		}
+		if room := MaxLineBytes - len(lw.partial); end > room {
+			cut := room
+			for cut > 0 && !utf8.RuneStart(p[cut]) {
+				cut--
+			}
+			if cut == 0 && len(lw.partial) == 0 {
+				cut = room // no rune starts there: not text anyway
+			}
+			lw.partial = append(lw.partial, p[:cut]...)
+			p = p[cut:]
+		} else {
+			lw.partial = append(lw.partial, p[:end]...)
+			p = p[end:]
+			if len(p) == 0 {
+				break // the rest of the line has not come yet
+			}
+			p = p[1:]
+		}
+		if err := lw.give(); err != nil {
+			return n - len(p), err
+		}
+	}
+	return n, nil
+}
+
+// give hands the line held to the callback.
+func (lw *lineWriter) give() error {
+	line := lw.partial
+	lw.partial = lw.partial[:0]
+	return lw.line(line)
+}
+
+// flush gives the partial line held, if any: the output has ended.
+func (lw *lineWriter) flush() error {
+	if len(lw.partial) == 0 {
+		return nil
+	}
+	return lw.give()
 }
 
 // liveLine is the line a follower shows on a terminal below the output it

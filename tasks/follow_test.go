@@ -189,3 +189,59 @@ func TestFollowerNeverTakesAFirstTailForFinal(t *testing.T) {
 		t.Fatalf("follower printed %q, a tail not yet marked, as final", s)
 	}
 }
+
+// TestLineWriterCutsLines: FollowLines' readers (readiness gates, monitors)
+// get each line once, blank ones too, however the writes cut them, and an
+// endless line in bounded pieces that never split a character.
+func TestLineWriterCutsLines(t *testing.T) {
+	long := strings.Repeat("x", MaxLineBytes-1) + "é" + "tail"
+	tests := []struct {
+		name   string
+		writes []string
+		want   []string
+	}{
+		{"whole lines", []string{"a\nb\n"}, []string{"a", "b"}},
+		{"blank lines", []string{"a\n\n\nb\n"}, []string{"a", "", "", "b"}},
+		{"split mid-line", []string{"rea", "dy on ", "port 8\n"}, []string{"ready on port 8"}},
+		{"partial at the end", []string{"a\nno newline"}, []string{"a", "no newline"}},
+		{"long line cut at a rune start", []string{long + "\n"},
+			[]string{strings.Repeat("x", MaxLineBytes-1), "étail"}},
+		{"long line in small writes", strings.Split(strings.Repeat("y", MaxLineBytes+2)+"\n", ""),
+			[]string{strings.Repeat("y", MaxLineBytes), "yy"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			lw := &lineWriter{line: func(b []byte) error { got = append(got, string(b)); return nil }}
+			for _, w := range tt.writes {
+				if n, err := lw.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			if err := lw.flush(); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+				t.Fatalf("lines %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLineWriterStopsOnError: a reader that has what it wanted stops the
+// follow at once; the error comes back with what was consumed.
+func TestLineWriterStopsOnError(t *testing.T) {
+	stop := fmt.Errorf("found")
+	var got []string
+	lw := &lineWriter{line: func(b []byte) error {
+		got = append(got, string(b))
+		if string(b) == "ready" {
+			return stop
+		}
+		return nil
+	}}
+	n, err := lw.Write([]byte("boot\nready\nlater\n"))
+	if err != stop || n != len("boot\nready\n") || len(got) != 2 {
+		t.Fatalf("Write = %d, %v after lines %q; want it to stop at ready with its error", n, err, got)
+	}
+}
