@@ -147,6 +147,10 @@ func (s Server) String() string {
 	return "-L " + s.socketName
 }
 
+// Same reports whether s and o are one server, however each was reached
+// (by -L name or by socket path).
+func (s Server) Same(o Server) bool { return s.String() == o.String() }
+
 // Args is the tmux flag that selects this server, for commands a user types
 // (shown in help text such as "tmux -L qtask attach").
 func (s Server) Args() []string {

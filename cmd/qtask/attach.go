@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/tasks"
-	"github.com/qtask/qtask/tmux"
 )
 
 // AttachOptions are the parsed flags and argument of `qtask attach`.
@@ -45,34 +43,19 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	if err != nil {
 		return err
 	}
-	if !t.Running() {
-		return &tasks.NotRunningError{Task: t}
-	}
-	if t.PaneID == "" {
-		return fmt.Errorf("task %s has no tmux pane yet; try again in a moment", t.ID)
-	}
-	server, err := store.ServerOf(t)
+	show, err := store.Show(t, tasks.ShowOptions{Caller: deps.Caller(), Here: opts.Here, Env: deps.Environ})
 	if err != nil {
 		return err
 	}
-	pane := tmux.PaneID(t.PaneID)
-	inside := deps.Env.TmuxPane != ""
-	if inside && server.String() != deps.Server().String() {
-		return fmt.Errorf("task %s runs on another tmux server; from outside tmux run `qtask attach %s`, or `tmux %s attach`",
-			t.ID, t.ID, strings.Join(server.Args(), " "))
+	id := displayValue(t.ID)
+	if show.Way == tasks.ShowAttach {
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: attaching to task %s; detach with prefix d\n", id)
 	}
-	switch {
-	case opts.Here && !inside:
-		return usageErrorf("attach --here works inside tmux only")
-	case opts.Here:
-		return server.JoinHere(ctx, pane, tmux.PaneID(deps.Env.TmuxPane))
-	case inside:
-		if err := server.SwitchTo(ctx, pane); err != nil {
-			return err
-		}
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: showing task %s; prefix L goes back to where you were\n", displayValue(t.ID))
-		return nil
+	if err := show.Do(ctx); err != nil {
+		return err
 	}
-	fmt.Fprintf(deps.IO.ErrOut, "qtask: attaching to task %s; detach with prefix d\n", displayValue(t.ID))
-	return server.Attach(ctx, pane, deps.Environ)
+	if show.Way == tasks.ShowSwitch {
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: showing task %s; prefix L goes back to where you were\n", id)
+	}
+	return nil
 }

@@ -106,6 +106,15 @@ func (d *Deps) Server() tmux.Server {
 	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX(), d.Env.TmuxTmpdir)
 }
 
+// Caller is where qtask was run from: the caller's tmux pane and the
+// server of $TMUX, both zero outside tmux.
+func (d *Deps) Caller() tasks.Caller {
+	if d.Env.TmuxPane == "" || d.Env.TmuxSocketFromTMUX() == "" {
+		return tasks.Caller{}
+	}
+	return tasks.Caller{Pane: tmux.PaneID(d.Env.TmuxPane), Server: tmux.NewSocketServer(d.Env.TmuxSocketFromTMUX())}
+}
+
 // startOptions is what every start from this process shares: the
 // caller's environment and scope, the configured shell, session, output
 // cap and stop grace, and, for a foreground run, the caller's pane (when

@@ -1,0 +1,99 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// Caller is where a command was run from: its tmux pane and the server
+// that pane is on ($TMUX_PANE and $TMUX), both zero outside tmux. Whether
+// a task's window can open beside the caller, or the caller's client can
+// switch to it, depends on the two being on the same server.
+type Caller struct {
+	Pane   tmux.PaneID
+	Server tmux.Server
+}
+
+// Inside reports whether the caller runs in a tmux pane.
+func (c Caller) Inside() bool { return c.Pane != "" }
+
+// On reports whether the caller's pane is on server, so tmux commands on
+// server can name it.
+func (c Caller) On(server tmux.Server) bool {
+	return c.Inside() && c.Server.Same(server)
+}
+
+// ShowWay is how Show brings a task's pane into view.
+type ShowWay int
+
+const (
+	// ShowSwitch switches the caller's tmux client to the task's pane.
+	ShowSwitch ShowWay = iota + 1
+	// ShowJoin joins the task's pane into the caller's window.
+	ShowJoin
+	// ShowAttach replaces the caller with a tmux client attached to the
+	// task's server: the caller is outside tmux.
+	ShowAttach
+)
+
+// ShowOptions say who asks to see a task and how.
+type ShowOptions struct {
+	Caller Caller
+	Here   bool     // join the pane beside the caller instead of switching
+	Env    []string // the environment of the client ShowAttach starts
+}
+
+// Showing is Show's decision, so the caller can say what is about to
+// happen before Do does it (ShowAttach never returns on success).
+type Showing struct {
+	Way    ShowWay
+	server tmux.Server
+	pane   tmux.PaneID
+	opts   ShowOptions
+}
+
+// Show decides how to bring t's pane into view for opts.Caller: only a
+// running task with a pane can be shown, and a caller inside tmux can
+// only reach panes on its own server.
+func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
+	if !t.Running() {
+		return nil, &NotRunningError{Task: t}
+	}
+	if t.PaneID == "" {
+		return nil, fmt.Errorf("task %s has no tmux pane yet; try again in a moment", t.ID)
+	}
+	server, err := s.ServerOf(t)
+	if err != nil {
+		return nil, err
+	}
+	sh := &Showing{server: server, pane: tmux.PaneID(t.PaneID), opts: opts}
+	inside := opts.Caller.Inside()
+	switch {
+	case inside && !opts.Caller.On(server):
+		return nil, fmt.Errorf("task %s runs on another tmux server; from outside tmux run `qtask attach %s`, or `tmux %s attach`",
+			t.ID, t.ID, strings.Join(server.Args(), " "))
+	case opts.Here && !inside:
+		return nil, &ArgumentError{Msg: "attach --here works inside tmux only"}
+	case opts.Here:
+		sh.Way = ShowJoin
+	case inside:
+		sh.Way = ShowSwitch
+	default:
+		sh.Way = ShowAttach
+	}
+	return sh, nil
+}
+
+// Do carries out the decision. For ShowAttach it returns only on failure.
+func (sh *Showing) Do(ctx context.Context) error {
+	switch sh.Way {
+	case ShowJoin:
+		return sh.server.JoinHere(ctx, sh.pane, sh.opts.Caller.Pane)
+	case ShowSwitch:
+		return sh.server.SwitchTo(ctx, sh.pane)
+	}
+	return sh.server.Attach(ctx, sh.pane, sh.opts.Env)
+}
