@@ -26,13 +26,17 @@ const (
 // task's output for the end of the envelope or a field of its own.
 var envelopeTags = []string{
 	"task-notification", "task-id", "kind", "status", "summary", "command", "cwd",
-	"pid", "exit-code", "result", "output-tail", "output-file",
+	"pid", "exit-code", "event-count", "dropped-lines", "result", "output-tail", "output-file",
 }
 
 // Envelope renders one notification as the <task-notification> element an
 // agent reads: one element per line, every value escaped and made inert
 // (see clean), the output tail cut to at most TailBytes on a character
 // boundary with truncated="true" when anything before it was left out.
+//
+// A monitor's event says running, its count and its line (in <result>),
+// and has no output tail: the line is the news. A monitor's end adds its
+// total events and the lines its throttle dropped.
 func Envelope(n *tasks.Notification) string {
 	t := &n.Task
 	var b strings.Builder
@@ -43,7 +47,7 @@ func Envelope(n *tasks.Notification) string {
 	field("task-id", "", clean(t.ID, false))
 	field("kind", "", clean(string(t.Kind), false))
 	field("status", "", clean(string(t.Status), false))
-	field("summary", "", summary(t))
+	field("summary", "", summary(n))
 	command, cut := cutRunes(t.Command, commandMax)
 	field("command", truncatedAttr(cut, false), clean(command, false))
 	field("cwd", "", clean(t.Cwd, false))
@@ -53,11 +57,23 @@ func Envelope(n *tasks.Notification) string {
 	if t.ExitCode != nil {
 		field("exit-code", "", strconv.Itoa(*t.ExitCode))
 	}
-	if t.Status == tasks.StatusFailed && t.Error != "" {
+	monitor := t.Kind == tasks.KindMonitor
+	if monitor {
+		field("event-count", "", strconv.Itoa(t.Events))
+	}
+	switch {
+	case n.Event != nil:
+		field("result", "", clean(n.Event.Line, false))
+	case monitor:
+		field("dropped-lines", "", strconv.Itoa(t.EventsDropped))
+	}
+	if n.Event == nil && t.Error != "" && (t.Status == tasks.StatusFailed || monitor) {
 		field("result", "", clean(t.Error, false))
 	}
-	tail, cut := Tail(n)
-	field("output-tail", truncatedAttr(cut, true), clean(tail, true))
+	if n.Event == nil {
+		tail, cut := Tail(n)
+		field("output-tail", truncatedAttr(cut, true), clean(tail, true))
+	}
 	field("output-file", "", clean(t.OutputPath, false))
 	b.WriteString("</task-notification>")
 	return b.String()
@@ -80,20 +96,29 @@ func truncatedAttr(cut, always bool) string {
 	return ""
 }
 
-// summary is the one sentence a person would say about the end.
-func summary(t *tasks.Task) string {
+// summary is the one sentence a person would say about the end, or the
+// event.
+func summary(n *tasks.Notification) string {
+	t := &n.Task
 	label, cut := cutRunes(t.Label(), labelMax-1)
 	if cut {
 		label += "…"
 	}
-	verb := "completed."
-	switch t.Status {
-	case tasks.StatusFailed:
-		verb = "failed."
-	case tasks.StatusCancelled:
-		verb = "was cancelled."
+	what, verb := "Shell command", "completed."
+	if t.Kind == tasks.KindMonitor {
+		what = "Monitor"
 	}
-	return clean(fmt.Sprintf("Shell command %q %s", label, verb), false)
+	switch {
+	case n.Event != nil:
+		verb = fmt.Sprintf("event %d.", n.Event.Count)
+	case t.Status == tasks.StatusFailed:
+		verb = "failed."
+	case t.Status == tasks.StatusCancelled:
+		verb = "was cancelled."
+	case t.Kind == tasks.KindMonitor && t.Error != "":
+		verb = "completed: " + t.Error + "."
+	}
+	return clean(fmt.Sprintf("%s %q %s", what, label, verb), false)
 }
 
 // cutRunes keeps the first max characters of s, reporting whether it cut.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,35 @@ type notice struct {
 	// Seq orders notifications as their tasks settled: the end time, in
 	// nanoseconds, taken under the state lock that serializes settles.
 	Seq int64 `json:"seq"`
+	// Event, on a monitor's event (entry <id>-<count>.json), is what the
+	// record cannot say: the line, and how many events came before.
+	Event *Event `json:"event,omitempty"`
+}
+
+// Event is one monitor event: the Count-th event of its monitor, and the
+// output line that made it.
+type Event struct {
+	Count int    `json:"count"`
+	Line  string `json:"line"`
+}
+
+// queueEvent writes the Count-th event of monitor r, for a caller holding
+// the lock under which it counted it. Events are not synced: unlike an
+// end, an event lost in a crash leaves no task unaccounted for, and an
+// fsync per line would cost the latency events exist to avoid.
+func (s *Store) queueEvent(r *record, ev Event, seq int64) error {
+	dir := s.scopeDir(r.Scope)
+	if err := mkdirPrivate(s.notifyDir()); err != nil {
+		return err
+	}
+	if err := mkdirPrivate(dir); err != nil {
+		return err
+	}
+	data, err := json.Marshal(notice{ID: r.ID, Scope: r.Scope, Seq: seq, Event: &ev})
+	if err != nil {
+		return fmt.Errorf("encode event of %s: %w", r.ID, err)
+	}
+	return writeFileAtomic(filepath.Join(dir, r.ID+"-"+strconv.Itoa(ev.Count)+".json"), append(data, '\n'))
 }
 
 // queueNotification writes r's notification, for a caller holding the lock
@@ -114,9 +144,11 @@ func writeFileSynced(path string, data []byte) error {
 }
 
 // Notification is one ended task as its scope hears about it: the task as
-// it ended and the end of its output.
+// it ended and the end of its output; or, with Event set, one event of a
+// running monitor (Task is then the monitor as it stood at the event).
 type Notification struct {
-	Task Task
+	Task  Task
+	Event *Event
 	// Tail is the last bytes of the output file (at most the TailBytes
 	// asked for; it may begin inside a character), and TailCut says the
 	// file held more before them (or could not be read).
@@ -159,7 +191,8 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 	var list []pending
 	for _, name := range names {
 		path := filepath.Join(dir, name)
-		r, err := s.load(strings.TrimSuffix(name, ".json"))
+		id, isEvent := entryID(name)
+		r, err := s.load(id)
 		var invalid *InvalidRecordError
 		switch {
 		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
@@ -169,6 +202,14 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 			continue // `ls` reports the record; the entry waits until it is fixed or pruned
 		case err != nil:
 			return nil, err
+		case isEvent:
+			n, err := readNotice(path)
+			if err != nil || n.ID != r.ID || n.Event == nil {
+				os.Remove(path) // damaged: the line it held is lost, the count is in the record
+				continue
+			}
+			list = append(list, pending{path, n, r})
+			continue
 		case r.Running():
 			continue // written just before a crash; its settle will write it again
 		}
@@ -187,6 +228,10 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 	})
 	out := make([]*Notification, 0, len(list))
 	for _, p := range list {
+		if p.n.Event != nil {
+			out = append(out, &Notification{Task: p.r.atEvent(*p.n.Event), Event: p.n.Event})
+			continue
+		}
 		tail, cut, err := lastBytes(p.r.OutputPath, opts.TailBytes)
 		if err != nil {
 			// The end still gets told; the output is for the reader to
@@ -227,11 +272,28 @@ func pendingNames(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && len(id) == idLen && validIDPrefix(id) {
+		if id, _ := entryID(e.Name()); id != "" {
 			names = append(names, e.Name())
 		}
 	}
 	return names, nil
+}
+
+// entryID is the task id of a queue entry's file name, and whether the
+// entry is a monitor event (<id>-<count>.json) rather than an end
+// (<id>.json); "" for a name that is neither.
+func entryID(name string) (string, bool) {
+	base, ok := strings.CutSuffix(name, ".json")
+	id, count, isEvent := strings.Cut(base, "-")
+	if !ok || len(id) != idLen || !validIDPrefix(id) {
+		return "", false
+	}
+	if isEvent {
+		if n, err := strconv.Atoi(count); err != nil || n <= 0 || strconv.Itoa(n) != count {
+			return "", false
+		}
+	}
+	return id, isEvent
 }
 
 // readNotice reads one queue entry, held to the rules of records.

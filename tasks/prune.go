@@ -161,22 +161,30 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 // fileOwner names the task a state file belongs to, other than its
 // record: "ID.log", "ID.spec", "ID.pipe" (the FIFO of a wrapper that was
 // killed), ".ID.json.tmp…", ".ID.log.rotate-…", and, outside the tasks
-// directory (where ID.json is the record), "ID.json".
+// directory (where ID.json is the record), "ID.json" and a monitor's
+// events, "ID-N.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
 		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
 			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
-				return id, true
+				return eventOwner(id), true
 			}
 		}
 		return "", false
 	}
 	for _, ext := range []string{".log", ".spec", ".pipe", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
-			return id, true
+			return eventOwner(id), true
 		}
 	}
 	return "", false
+}
+
+// eventOwner is the task id of "ID-N", a monitor's event entry; ids are
+// hex, so anything else is returned as it is.
+func eventOwner(name string) string {
+	id, _, _ := strings.Cut(name, "-")
+	return id
 }
 
 // removeFiles removes paths in order; one already gone is no error.

@@ -73,6 +73,11 @@ func TestFileOwner(t *testing.T) {
 	if id, ok := fileOwner("0123abcd.json", true); id != "0123abcd" || !ok {
 		t.Errorf("a notification file 0123abcd.json is owned by %q, %v; want 0123abcd", id, ok)
 	}
+	for _, name := range []string{"0123abcd-12.json", ".0123abcd-12.json.tmp42"} {
+		if id, ok := fileOwner(name, true); id != "0123abcd" || !ok {
+			t.Errorf("a monitor's event file %s is owned by %q, %v; want 0123abcd", name, id, ok)
+		}
+	}
 }
 
 // saveFinished stores a completed task that ended at end, with an output file.

@@ -102,6 +102,10 @@ func (d *recordDecoder) field(key string, r *record) bool {
 		return d.string(&r.OutputLoss)
 	case "settling":
 		return d.string(&r.Settling)
+	case "events":
+		return d.int(&r.Events)
+	case "events_dropped":
+		return d.int(&r.EventsDropped)
 	case "wrapper_pid":
 		return d.int(&r.WrapperPID)
 	case "wrapper_start":

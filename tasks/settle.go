@@ -21,6 +21,9 @@ type outcome struct {
 	reason   string
 	// outputLoss, when set, says what output is not in the file.
 	outputLoss string
+	// eventsDropped, for a monitor, is lines its throttle dropped that
+	// the record does not count yet.
+	eventsDropped int
 }
 
 // settle moves a running task to its terminal status and queues its
@@ -64,6 +67,7 @@ func (r *record) end(o outcome) bool {
 	}
 	now := time.Now().UTC()
 	r.Status, r.ExitCode, r.Error, r.EndedAt = o.status, o.exitCode, o.reason, &now
+	r.EventsDropped += o.eventsDropped
 	if o.outputLoss != "" {
 		r.OutputComplete, r.OutputLoss = false, o.outputLoss
 	}

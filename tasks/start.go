@@ -49,6 +49,8 @@ type StartOptions struct {
 	OutputMaxBytes int64         // cap of the output file
 	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
 	StatusFormat   string        // the tmux status segment's format (config status_format)
+	// Monitor, when set, makes the task a monitor (see monitor.go).
+	Monitor *MonitorOptions
 }
 
 // spec is what the wrapper needs and nobody else may see: the caller's
@@ -60,6 +62,7 @@ type spec struct {
 	Cwd       string        `json:"cwd"`
 	Env       []string      `json:"env"`
 	StopGrace time.Duration `json:"stop_grace"`
+	Monitor   *monitorSpec  `json:"monitor,omitempty"`
 }
 
 // InputError is a problem with what the user asked for (missing directory,
@@ -75,6 +78,14 @@ func (e *InputError) Error() string { return e.Msg }
 // no task stuck running. A start that fails leaves nothing behind: no
 // spec, no empty output file, no record, no window.
 func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err error) {
+	kind := KindShell
+	var mon *monitorSpec
+	if opts.Monitor != nil {
+		if mon, err = s.prepareMonitor(&opts); err != nil {
+			return nil, err
+		}
+		kind = KindMonitor
+	}
 	shell, err := resolveStart(&opts)
 	if err != nil {
 		return nil, err
@@ -93,7 +104,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if opts.Script != "" {
 		run = opts.Script
 	}
-	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace}
+	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace, Monitor: mon}
 	data, err := json.Marshal(sp)
 	if err != nil {
 		return nil, fmt.Errorf("encode task spec: %w", err)
@@ -107,7 +118,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	}
 	r := &record{
 		Task: Task{
-			ID: id, Name: opts.Name, Kind: KindShell, Command: opts.Command, Cwd: opts.Cwd,
+			ID: id, Name: opts.Name, Kind: kind, Command: opts.Command, Cwd: opts.Cwd,
 			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
 			OutputPath: s.outputPath(id), Background: opts.Background, OutputComplete: true,
 		},

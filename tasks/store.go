@@ -232,7 +232,7 @@ func (s *Store) checkRecord(r *record, id string) error {
 		return fmt.Errorf("it has no id (an empty or null record)")
 	case r.ID != id:
 		return fmt.Errorf("it holds id %q, not the %q of its name", r.ID, id)
-	case r.Kind != KindShell:
+	case r.Kind != KindShell && r.Kind != KindMonitor:
 		return fmt.Errorf("unknown kind %q", r.Kind)
 	case r.StartedAt.IsZero():
 		return fmt.Errorf("it has no started_at")

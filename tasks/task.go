@@ -32,23 +32,31 @@ func ParseStatus(s string) (Status, error) {
 	return "", fmt.Errorf("unknown status %q: want running, completed, failed or cancelled", s)
 }
 
-// Kind says what a task is for; only shell tasks exist so far.
+// Kind says what a task is for.
 type Kind string
 
-// KindShell is a command run by the configured shell.
-const KindShell Kind = "shell"
+// KindShell is a command run by the configured shell; KindMonitor is one
+// whose output lines become event notifications for its scope (see
+// monitor.go).
+const (
+	KindShell   Kind = "shell"
+	KindMonitor Kind = "monitor"
+)
 
 // Task is the public face of a task: what `ls --json` and `status --json`
 // print. Field names are a contract with scripts and agents.
 type Task struct {
-	ID         string     `json:"id"`
-	Name       string     `json:"name"`
-	Kind       Kind       `json:"kind"`
-	Command    string     `json:"command"`
-	Cwd        string     `json:"cwd"`
-	Scope      string     `json:"scope"`
-	Status     Status     `json:"status"`
-	ExitCode   *int       `json:"exit_code"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Kind     Kind   `json:"kind"`
+	Command  string `json:"command"`
+	Cwd      string `json:"cwd"`
+	Scope    string `json:"scope"`
+	Status   Status `json:"status"`
+	ExitCode *int   `json:"exit_code"`
+	// Error is why the task ended where its exit code does not say: the
+	// reason a task failed, or why a monitor ended itself ("max events
+	// reached", "idle timeout"; it is then completed).
 	Error      string     `json:"error"`
 	PID        int        `json:"pid"`
 	PaneID     string     `json:"pane_id"`
@@ -66,6 +74,10 @@ type Task struct {
 	// wrapper cannot write the end yet ("no space left on device"). It is
 	// read from the live wrapper, never stored.
 	Settling string `json:"settling,omitempty"`
+	// Events, on a monitor, is how many event notifications it has queued,
+	// and EventsDropped how many matching lines the throttle dropped.
+	Events        int `json:"events,omitempty"`
+	EventsDropped int `json:"events_dropped,omitempty"`
 }
 
 // Running reports whether the task has not reached a terminal status.
@@ -81,8 +93,35 @@ func (t *Task) Label() string {
 
 // StatusText is the one-column status users read in `ls`:
 // "running", "running (settling: no space left on device)",
-// "completed (exit 0)", "failed: exited with code 3", "cancelled".
+// "completed (exit 0)", "failed: exited with code 3", "cancelled"; a
+// monitor's adds its events: "running (12 events)",
+// "completed (max events reached, 1000 events)".
 func (t *Task) StatusText() string {
+	if t.Kind != KindMonitor {
+		return t.shellStatusText()
+	}
+	events := eventsText(t.Events)
+	switch {
+	case t.Status == StatusRunning && t.Settling != "":
+		return "running (settling: " + t.Settling + ", " + events + ")"
+	case t.Status == StatusCompleted && t.Error != "":
+		return "completed (" + t.Error + ", " + events + ")"
+	case t.Status == StatusCompleted && t.ExitCode != nil:
+		return fmt.Sprintf("completed (exit %d, %s)", *t.ExitCode, events)
+	case t.Status == StatusFailed:
+		return t.shellStatusText() + " (" + events + ")"
+	}
+	return string(t.Status) + " (" + events + ")"
+}
+
+func eventsText(n int) string {
+	if n == 1 {
+		return "1 event"
+	}
+	return fmt.Sprintf("%d events", n)
+}
+
+func (t *Task) shellStatusText() string {
 	switch t.Status {
 	case StatusRunning:
 		if t.Settling != "" {

@@ -84,7 +84,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
-		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
 	// Now in the background of our own terminal: writing the end marker
@@ -106,7 +106,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		killGroup(r, 0)
 		cmd.Wait()
-		s.finishExec(r, capture, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
+		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
 	// The status segment counts it from here: the wrapper pays for the
@@ -116,6 +116,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// read the counts under the push lock, so whichever lands last, start
 	// or end, is exact.
 	go s.announceStart(r)
+	ev := s.startEvents(r, sp.Monitor, sp.StopGrace)
 
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
@@ -123,7 +124,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	waitErr := cmd.Wait()
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
-		s.finishExec(r, capture, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
+		s.finishExec(r, capture, ev, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
 		return 1
 	}
 	o := exitOutcome(ws)
@@ -138,7 +139,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	} else if paneClosed.Load() {
 		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
 	}
-	final := s.finishExec(r, capture, opts, paneClosed.Load(), o)
+	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
 	if final == nil || final.ExitCode == nil {
 		return 1
 	}
@@ -163,12 +164,14 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 }
 
 // finishExec waits for the capture to have everything the command printed
-// in the output file, then settles the task. The order is the point:
-// whoever sees the task end can read its last line.
+// in the output file (and a monitor's events for it to be queued), then
+// settles the task. The order is the point: whoever sees the task end can
+// read its last line, and has had its last event.
 // Writing the last output and the settle share one settleRetryMax.
-func (s *Store) finishExec(r *record, c *paneCapture, opts ExecOptions, paneClosed bool, o outcome) *record {
+func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
 	until := time.Now().Add(settleRetryMax)
 	o.outputLoss = c.finish(paneClosed, until, announceSettling)
+	ev.finish()
 	return s.settleEnd(r, opts.Out, o, time.Until(until))
 }
 

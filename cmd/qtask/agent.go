@@ -79,9 +79,11 @@ leave them queued.`,
 // inboxEntry is one notification in `inbox --json`.
 type inboxEntry struct {
 	tasks.Task
-	OutputTail          string `json:"output_tail"`
-	OutputTailTruncated bool   `json:"output_tail_truncated"`
-	Envelope            string `json:"envelope"`
+	// Event is a monitor's event: its count and line.
+	Event               *tasks.Event `json:"event,omitempty"`
+	OutputTail          string       `json:"output_tail"`
+	OutputTailTruncated bool         `json:"output_tail_truncated"`
+	Envelope            string       `json:"envelope"`
 }
 
 func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
@@ -111,7 +113,7 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 		entries := make([]inboxEntry, len(list))
 		for i, n := range list {
 			tail, cut := agent.Tail(n)
-			entries[i] = inboxEntry{Task: n.Task, OutputTail: tail, OutputTailTruncated: cut, Envelope: agent.Envelope(n)}
+			entries[i] = inboxEntry{Task: n.Task, Event: n.Event, OutputTail: tail, OutputTailTruncated: cut, Envelope: agent.Envelope(n)}
 		}
 		return writeJSON(deps.IO.Out, entries)
 	}

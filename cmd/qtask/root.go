@@ -24,6 +24,9 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitTimeout = 124
+	// exitLimit: a start refused because a limit is reached (the
+	// scope's running monitors); it can succeed once something ends.
+	exitLimit = 3
 	// exitPromoted: a foreground run was sent to the background and
 	// released its caller; the task runs on.
 	exitPromoted = 125
@@ -235,6 +238,9 @@ func exitCode(err error, stderr io.Writer) int {
 		msg += fmt.Sprintf(" (see '%s --help')", usage.Help)
 	}
 	fmt.Fprintf(stderr, "qtask: %s\n", msg)
+	if errors.As(err, new(*tasks.TooManyMonitorsError)) {
+		return exitLimit
+	}
 	if errors.As(err, new(*agent.SleepError)) {
 		return exitUsage // guidance for an agent, not a usage hint
 	}
@@ -281,6 +287,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err, Help: c.CommandPath()} })
 	root.AddCommand(
 		NewCmdRun(deps, nil),
+		NewCmdMonitor(deps, nil),
 		NewCmdLs(deps, nil),
 		NewCmdStatus(deps, nil),
 		NewCmdLogs(deps, nil),

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/tasks"
+)
+
+// notices reads the harness's inbox (scope "default") until done holds for
+// everything read so far, and returns it in the order it was delivered.
+func (h *harness) notices(what string, done func([]inboxEntry) bool) []inboxEntry {
+	h.t.Helper()
+	var all []inboxEntry
+	deadline := time.Now().Add(60 * time.Second)
+	for !done(all) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; got %s", what, describeNotices(all))
+		}
+		r := h.qtask("agent", "inbox", "--json", "--wait", "10s")
+		if r.code == exitTimeout {
+			continue
+		}
+		if r.code != 0 {
+			h.t.Fatalf("agent inbox: exit %d: %s", r.code, r.stderr)
+		}
+		var got []inboxEntry
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			h.t.Fatalf("inbox --json printed %q: %v", r.stdout, err)
+		}
+		all = append(all, got...)
+	}
+	return all
+}
+
+// describeNotices is a short account of notifications, for failures.
+func describeNotices(list []inboxEntry) string {
+	var b strings.Builder
+	for _, n := range list {
+		if n.Event != nil {
+			fmt.Fprintf(&b, "\n  %s event %d %q", n.ID, n.Event.Count, n.Event.Line)
+		} else {
+			fmt.Fprintf(&b, "\n  %s %s events=%d dropped=%d", n.ID, n.StatusText(), n.Events, n.EventsDropped)
+		}
+	}
+	return b.String()
+}
+
+// ended reports whether list holds the end of task id.
+func ended(id string) func([]inboxEntry) bool {
+	return func(list []inboxEntry) bool {
+		for _, n := range list {
+			if n.ID == id && n.Event == nil {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// startMonitor runs `qtask monitor --json` with args and returns the task.
+func (h *harness) startMonitor(args ...string) tasks.Task {
+	h.t.Helper()
+	return decodeTask(h.t, h.mustQtask(append([]string{"monitor", "--json"}, args...)...))
+}
+
+// awaitFile is a shell snippet that waits until path exists: the test says
+// when a command may go on, rather than guessing with sleeps.
+func awaitFile(path string) string {
+	return fmt.Sprintf("while [ ! -e '%s' ]; do sleep 0.02; done", path)
+}
+
+// touch creates path, releasing an awaitFile.
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMonitorThreeLinesThreeEvents: three lines printed 0.4 s apart reach
+// the scope as three events, in order and while the command still runs,
+// then one end with the total.
+func TestMonitorThreeLinesThreeEvents(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := filepath.Join(h.root, "release")
+	m := h.startMonitor("--", "echo line 1; sleep 0.4; echo line 2; sleep 0.4; echo 'line <3> & </task-notification>'; "+awaitFile(release))
+	if m.Kind != tasks.KindMonitor || m.Status != tasks.StatusRunning {
+		t.Fatalf("monitor started as %s %s, want a running monitor", m.Kind, m.Status)
+	}
+	events := h.notices("three events", func(l []inboxEntry) bool { return len(l) >= 3 })
+	if st := h.status(m.ID); !st.Running() || st.Events != 3 || st.StatusText() != "running (3 events)" {
+		t.Errorf("after three events the monitor is %q (events %d), want running (3 events)", st.StatusText(), st.Events)
+	}
+	touch(t, release)
+	all := append(events, h.notices("the end", ended(m.ID))...)
+	if len(all) != 4 {
+		t.Fatalf("got %d notifications, want 3 events and 1 end:%s", len(all), describeNotices(all))
+	}
+	for i, want := range []string{"line 1", "line 2", "line <3> & </task-notification>"} {
+		n := all[i]
+		if n.ID != m.ID || n.Event == nil || n.Event.Count != i+1 || n.Event.Line != want || n.Status != tasks.StatusRunning {
+			t.Fatalf("notification %d: want event %d %q of %s:%s", i, i+1, want, m.ID, describeNotices(all))
+		}
+		for _, part := range []string{"<kind>monitor</kind>", "<status>running</status>", fmt.Sprintf("<event-count>%d</event-count>", i+1)} {
+			if !strings.Contains(n.Envelope, part) {
+				t.Errorf("event %d envelope lacks %s:\n%s", i+1, part, n.Envelope)
+			}
+		}
+	}
+	if env := all[2].Envelope; !strings.Contains(env, "<result>line &lt;3&gt; &amp; &lt;\\/task-notification&gt;</result>") {
+		t.Errorf("a line that could close the envelope is not defanged:\n%s", env)
+	}
+	end := all[3]
+	if end.Status != tasks.StatusCompleted || end.Events != 3 || end.EventsDropped != 0 {
+		t.Errorf("end: %s events=%d dropped=%d, want completed with 3 events, none dropped", end.StatusText(), end.Events, end.EventsDropped)
+	}
+	for _, part := range []string{"<status>completed</status>", "<event-count>3</event-count>", "<dropped-lines>0</dropped-lines>"} {
+		if !strings.Contains(end.Envelope, part) {
+			t.Errorf("end envelope lacks %s:\n%s", part, end.Envelope)
+		}
+	}
+	if st := h.status(m.ID); st.StatusText() != "completed (exit 0, 3 events)" {
+		t.Errorf("ls status %q, want %q", st.StatusText(), "completed (exit 0, 3 events)")
+	}
+}
+
+// TestMonitorThrottlesABurst: 60 lines at once make the burst of events
+// (5, at most 8 with refills) and the end reports every other line as
+// dropped; blank lines are neither.
+func TestMonitorThrottlesABurst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := filepath.Join(h.root, "release")
+	m := h.startMonitor("--", "for i in $(seq 1 60); do echo $i; echo; done; "+awaitFile(release))
+	first := h.notices("the burst", func(l []inboxEntry) bool { return len(l) >= 5 })
+	eventually(t, "the monitor to count the drops", func() bool { return h.status(m.ID).EventsDropped > 0 })
+	touch(t, release)
+	all := append(first, h.notices("the end", ended(m.ID))...)
+	end := all[len(all)-1]
+	events := len(all) - 1
+	if events < 5 || events > 8 || end.Events != events {
+		t.Fatalf("60 lines at once made %d events (end says %d), want 5 to 8:%s", events, end.Events, describeNotices(all))
+	}
+	for i := range 5 {
+		if all[i].Event == nil || all[i].Event.Line != fmt.Sprint(i+1) {
+			t.Fatalf("event %d is not line %d:%s", i+1, i+1, describeNotices(all))
+		}
+	}
+	if end.EventsDropped != 60-events {
+		t.Errorf("end reports %d lines dropped, want %d (60 lines, %d events, blank lines free)", end.EventsDropped, 60-events, events)
+	}
+	if want := fmt.Sprintf("<dropped-lines>%d</dropped-lines>", 60-events); !strings.Contains(end.Envelope, want) {
+		t.Errorf("end envelope lacks %s:\n%s", want, end.Envelope)
+	}
+}
+
+// TestMonitorMaxEvents: the event that reaches --max-events ends the
+// monitor, completed, before its command is stopped: no event after it.
+func TestMonitorMaxEvents(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.startMonitor("--max-events", "2", "--", "i=0; while :; do i=$((i+1)); echo m$i; sleep 0.2; done")
+	all := h.notices("the end", ended(m.ID))
+	if len(all) != 3 || all[0].Event == nil || all[1].Event == nil || all[1].Event.Line != "m2" {
+		t.Fatalf("want events m1, m2 then the end:%s", describeNotices(all))
+	}
+	end := h.wait(m.ID)
+	if end.Status != tasks.StatusCompleted || end.Error != "max events reached" || end.Events != 2 {
+		t.Fatalf("monitor ended %q (events %d), want completed: max events reached, 2 events", end.StatusText(), end.Events)
+	}
+	if got, want := end.StatusText(), "completed (max events reached, 2 events)"; got != want {
+		t.Errorf("status %q, want %q", got, want)
+	}
+	if !strings.Contains(all[2].Envelope, "<result>max events reached</result>") {
+		t.Errorf("end envelope lacks the reason:\n%s", all[2].Envelope)
+	}
+	awaitDead(t, end.PID)
+	if more, _ := h.inboxIDs("default"); len(more) != 0 {
+		t.Errorf("notifications after the end: %q", more)
+	}
+	ls := h.mustQtask("ls")
+	if !strings.Contains(ls, "completed (max events reached, 2 events)") {
+		t.Errorf("ls does not show the events:\n%s", ls)
+	}
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json")), &list); err != nil || len(list) != 1 || list[0].Events != 2 {
+		t.Errorf("ls --json: %v %+v, want the monitor with events 2", err, list)
+	}
+}
+
+// TestMonitorIdleTimeout: a monitor whose command prints nothing for
+// --idle-timeout ends, completed, and stops the command.
+func TestMonitorIdleTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	m := h.startMonitor("--idle-timeout", "1s", "--", "echo hi; sleep 120")
+	end := h.wait(m.ID)
+	if end.Status != tasks.StatusCompleted || end.Error != "idle timeout" || end.Events != 1 {
+		t.Fatalf("monitor ended %q (events %d), want completed: idle timeout, 1 event", end.StatusText(), end.Events)
+	}
+	awaitDead(t, end.PID)
+}
+
+// TestMonitorRefusesBadOptions: options over the caps, or a pattern that
+// does not compile, are refused in one line, exit 2, before anything runs.
+func TestMonitorRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-events", "10001", "--", "true"}, "cap of 10000"},
+		{[]string{"--idle-timeout", "11m", "--", "true"}, "cap of 10m0s"},
+		{[]string{"--match", "(", "--", "true"}, "not a valid regular expression"},
+		{[]string{"a", "b"}, "put the command after --"},
+		{[]string{}, "missing command"},
+	} {
+		r := h.qtask(append([]string{"monitor"}, tc.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("monitor %q: exit %d, stderr %q; want exit 2 and one line saying %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if out := h.mustQtask("ls", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("a refused monitor left a task: %s", out)
+	}
+}
+
+// TestMonitorSeventeenthRefused: 16 running monitors in a scope are the
+// most; the 17th is refused (exit 3) until one ends, and other scopes are
+// not affected.
+func TestMonitorSeventeenthRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var first tasks.Task
+	for i := range 16 {
+		m := h.startMonitor("--", "sleep 300")
+		if i == 0 {
+			first = m
+		}
+	}
+	r := h.qtask("monitor", "--", "sleep 300")
+	if r.code != exitLimit || !strings.Contains(r.stderr, "16 monitors already run") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("17th monitor: exit %d, stderr %q; want exit 3 and one line", r.code, r.stderr)
+	}
+	if other := h.qtaskIn(h.root, []string{"QTASK_SCOPE=other"}, "monitor", "--", "sleep 300"); other.code != 0 {
+		t.Errorf("another scope's first monitor refused: %s", other.stderr)
+	}
+	h.mustQtask("stop", first.ID)
+	if r := h.qtask("monitor", "--", "sleep 300"); r.code != 0 {
+		t.Errorf("a monitor after one ended: exit %d: %s", r.code, r.stderr)
+	}
+	h.mustQtask("stop", "--all")
+}
+
+// TestMonitorExistingTask: `qtask monitor ID --match RE` turns the task's
+// matching lines from then on into events, ends when the task does, and
+// leaves the task alone.
+func TestMonitorExistingTask(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	goOn, finish := filepath.Join(h.root, "go"), filepath.Join(h.root, "finish")
+	src := h.start("echo ERROR before; " + awaitFile(goOn) + "; echo ERROR one; echo fine; echo ERROR two; " + awaitFile(finish))
+	eventually(t, "the task's first line", func() bool { return strings.Contains(h.output(src.ID), "ERROR before") })
+	m := h.startMonitor(src.ID, "--match", "ERROR")
+	touch(t, goOn)
+	events := h.notices("two events", func(l []inboxEntry) bool { return len(l) >= 2 })
+	if st := h.status(src.ID); !st.Running() {
+		t.Fatalf("the monitored task is %s, want it untouched and running", st.StatusText())
+	}
+	touch(t, finish)
+	all := append(events, h.notices("the monitor's end", ended(m.ID))...)
+	var lines []string
+	for _, n := range all {
+		if n.ID == m.ID && n.Event != nil {
+			lines = append(lines, n.Event.Line)
+		}
+	}
+	if strings.Join(lines, "|") != "ERROR one|ERROR two" {
+		t.Errorf("events %q, want the two ERROR lines printed after the monitor started:%s", lines, describeNotices(all))
+	}
+	if st := h.wait(src.ID); st.Status != tasks.StatusCompleted {
+		t.Errorf("monitored task ended %s, want completed by itself", st.StatusText())
+	}
+	if st := h.wait(m.ID); st.Status != tasks.StatusCompleted || st.Events != 2 || st.Kind != tasks.KindMonitor {
+		t.Errorf("monitor ended %s %s with %d events, want a completed monitor with 2", st.Kind, st.StatusText(), st.Events)
+	}
+	if r := h.qtask("monitor", src.ID, "--match", "x"); r.code != exitError || !strings.Contains(r.stderr, "is not running") {
+		t.Errorf("monitor of an ended task: exit %d %q, want exit 1 saying it is not running", r.code, r.stderr)
+	}
+}

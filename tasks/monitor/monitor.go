@@ -1,0 +1,208 @@
+// Package monitor holds the pure rules of a monitor, a task whose output
+// lines become event notifications: the limits, the token bucket that
+// throttles events, and the cutting of output into event lines. The
+// tasks package applies them to a running task; nothing here touches a
+// file or a process, so every rule is tested with an injected clock.
+package monitor
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// The limits of a monitor (../../docs and README "Monitors"). An agent
+// reads every event in its context window: the caps keep one monitor from
+// flooding it, whatever the command prints.
+const (
+	DefaultMaxEvents = 1000
+	MaxEventsCap     = 10000
+	DefaultIdle      = 5 * time.Minute
+	IdleCap          = 10 * time.Minute
+	// MaxRunning is how many monitors may run at once in one scope.
+	MaxRunning = 16
+	// Burst and Refill shape the token bucket: five events at once, then
+	// one a second.
+	Burst  = 5
+	Refill = time.Second
+	// PartialMax bounds the part of a line held while its end is awaited,
+	// LineMax the line an event quotes, in characters.
+	PartialMax = 4096
+	LineMax    = 2000
+)
+
+// TruncatedMark ends an event line cut at LineMax.
+const TruncatedMark = "...[truncated]"
+
+// Options is what a monitor is asked to do; zero values take the defaults.
+type Options struct {
+	// Match, when set, is an RE2 expression: only lines it matches are
+	// events. RE2 runs in linear time, so no line can stall the monitor.
+	Match       string
+	MaxEvents   int
+	IdleTimeout time.Duration
+}
+
+// Resolve checks o against the caps and fills in the defaults. Its errors
+// name the option and what to do, in one line.
+func (o Options) Resolve() (Options, error) {
+	if o.Match != "" {
+		if _, err := regexp.Compile(o.Match); err != nil {
+			return o, fmt.Errorf("match pattern %q is not a valid regular expression: %v", o.Match, err)
+		}
+	}
+	if err := orDefault("max events", &o.MaxEvents, DefaultMaxEvents, MaxEventsCap); err != nil {
+		return o, err
+	}
+	if err := orDefault("idle timeout", &o.IdleTimeout, DefaultIdle, IdleCap); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// orDefault checks *v against 0 and limit, and sets 0 to def.
+func orDefault[T int | time.Duration](name string, v *T, def, limit T) error {
+	switch {
+	case *v < 0:
+		return fmt.Errorf("%s must not be negative (default %v)", name, def)
+	case *v > limit:
+		return fmt.Errorf("%s %v is over the cap of %v: ask for less", name, *v, limit)
+	case *v == 0:
+		*v = def
+	}
+	return nil
+}
+
+// Bucket is a token bucket: it holds at most Burst tokens, gains one per
+// Refill, and each event takes one. A line that finds it empty is dropped,
+// not queued: an event is about now, and a queue would grow with whatever
+// the command prints.
+type Bucket struct {
+	now    func() time.Time
+	tokens float64
+	last   time.Time
+}
+
+// NewBucket returns a full bucket reading time from now (time.Now in use,
+// a fake clock in tests).
+func NewBucket(now func() time.Time) *Bucket {
+	return &Bucket{now: now, tokens: Burst, last: now()}
+}
+
+// Take takes a token if there is one, and reports whether it did.
+func (b *Bucket) Take() bool {
+	t := b.now()
+	if t.After(b.last) {
+		b.tokens = min(Burst, b.tokens+float64(t.Sub(b.last))/float64(Refill))
+		b.last = t
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// Lines cuts a stream of output into lines: Write takes bytes as they
+// come, and each complete line goes to the function given to NewLines,
+// without its newline (and carriage return). A line longer than
+// PartialMax characters is handed on at that length and the rest of it
+// skipped, so memory stays bounded whatever the command prints; since
+// PartialMax is over LineMax, EventLine marks such a line truncated.
+type Lines struct {
+	line  func(string)
+	buf   []byte
+	runes int  // characters in buf
+	skip  bool // past PartialMax: the rest of the line is dropped
+}
+
+// NewLines returns a Lines that calls line with each line.
+func NewLines(line func(string)) *Lines {
+	return &Lines{line: line}
+}
+
+// Write takes more output; it never fails.
+func (l *Lines) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !l.skip {
+			l.hold(chunk)
+		}
+		if i < 0 {
+			break
+		}
+		if !l.skip {
+			l.emit()
+		}
+		l.skip = false
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// hold adds chunk, part of one line, to the line held; at PartialMax
+// characters the line is handed on and the rest of it will be skipped.
+func (l *Lines) hold(chunk []byte) {
+	for j := 0; j < len(chunk); {
+		if l.runes == PartialMax {
+			l.emit()
+			l.skip = true
+			return
+		}
+		_, w := utf8.DecodeRune(chunk[j:])
+		l.buf = append(l.buf, chunk[j:j+w]...)
+		l.runes++
+		j += w
+	}
+}
+
+// Flush hands on a last line that had no newline.
+func (l *Lines) Flush() {
+	if len(l.buf) > 0 && !l.skip {
+		l.emit()
+	}
+	l.buf, l.runes, l.skip = l.buf[:0], 0, false
+}
+
+func (l *Lines) emit() {
+	b := l.buf
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	l.line(string(b))
+	l.buf, l.runes = l.buf[:0], 0
+}
+
+// EventLine is line as an event quotes it: at most LineMax characters,
+// then TruncatedMark if there were more.
+func EventLine(line string) string {
+	if utf8.RuneCountInString(line) <= LineMax {
+		return line
+	}
+	i := 0
+	for n := range line {
+		if i == LineMax {
+			return line[:n] + TruncatedMark
+		}
+		i++
+	}
+	return line
+}
+
+// Blank reports a line of only spaces and tabs: it is never an event and
+// costs no token.
+func Blank(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if line[i] != ' ' && line[i] != '\t' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,79 @@
+package tasks
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// saveMonitor stores a running monitor of scope.
+func saveMonitor(t *testing.T, s *Store, id, scope string) *record {
+	t.Helper()
+	saveRunningIn(t, s, id, scope, "")
+	r, err := s.load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Kind, r.Background = KindMonitor, true
+	if err := s.save(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The rules of events, line by line with a stopped clock: blank and
+// unmatched lines are nothing, a line past the burst is dropped and
+// counted, the event reaching the max ends the monitor in the same
+// breath, and nothing is counted after that end.
+func TestMonitorEventsUpToTheEnd(t *testing.T) {
+	s := newTestStore(t)
+	r := saveMonitor(t, s, "abcd0001", "A")
+	now := time.Unix(1000, 0)
+	e := s.newEvents(r, &monitorSpec{Match: "^e", MaxEvents: 6, IdleTimeout: time.Hour}, 0, func() time.Time { return now })
+	for _, line := range []string{"e1", "", "  ", "x", "e2", "e3", "e4", "e5", "e6 dropped", "e7 dropped"} {
+		e.line(line)
+	}
+	now = now.Add(time.Second)
+	e.line("e8") // a token came back: the sixth and last event
+	e.line("e9 after the end")
+
+	list, err := s.Notifications("A", NotifyOptions{TailBytes: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range list {
+		if n.Event != nil {
+			got = append(got, n.Event.Line)
+			if n.Task.Status != StatusRunning || n.Task.Events != n.Event.Count {
+				t.Errorf("event %d reads as %s with %d events", n.Event.Count, n.Task.Status, n.Task.Events)
+			}
+		} else {
+			got = append(got, "end: "+n.Task.StatusText())
+		}
+	}
+	want := []string{"e1", "e2", "e3", "e4", "e5", "e8", "end: completed (max events reached, 6 events)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("notifications %q, want %q", got, want)
+	}
+	if end := list[len(list)-1].Task; end.EventsDropped != 2 {
+		t.Errorf("the end counts %d lines dropped, want 2", end.EventsDropped)
+	}
+	if again := consume(t, s, "A"); len(again) != 0 {
+		t.Errorf("a second reader got %q: events are consumed once", again)
+	}
+}
+
+// An event entry is its task's: pruning the task takes it too, read or not.
+func TestPruneRemovesAMonitorsEvents(t *testing.T) {
+	s := newTestStore(t)
+	r := saveMonitor(t, s, "abcd0001", "A")
+	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
+	e.line("one")
+	settleOrFail(t, s, "abcd0001", 0)
+	assertOnlyEntries(t, s.scopeDir("A"), "abcd0001-1.json", "abcd0001.json")
+	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	assertOnlyEntries(t, s.scopeDir("A"))
+}
