@@ -75,6 +75,24 @@ func (s *Store) StopMany(ctx context.Context, ids []string, opts StopOptions) []
 	return results
 }
 
+// StopAll stops every running task, as StopMany does; no results when
+// none runs. Records it could not read are reported to the store's
+// warnings (WithWarnings) and skipped.
+func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, error) {
+	running, warnings, err := s.List(Filter{Status: StatusRunning})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		s.warnf("%s", w)
+	}
+	ids := make([]string, len(running))
+	for i, t := range running {
+		ids[i] = t.ID
+	}
+	return s.StopMany(ctx, ids, opts), nil
+}
+
 // Stop ends a running task: the first signal to its whole process group
 // (grandchildren too), SIGKILL after the grace, and it returns once the task
 // is settled. A task that already ended — or ends by itself before the

@@ -56,23 +56,21 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) 
 	if err != nil {
 		return err
 	}
-	ids := opts.IDs
+	stop := tasks.StopOptions{Grace: grace}
+	var results []tasks.StopResult
 	if opts.All {
-		running, warnings, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
-		if err != nil {
+		if results, err = store.StopAll(ctx, stop); err != nil {
 			return err
 		}
-		printWarnings(deps.IO.ErrOut, warnings)
-		for _, t := range running {
-			ids = append(ids, t.ID)
-		}
-		if len(ids) == 0 {
+		if len(results) == 0 {
 			fmt.Fprintln(deps.IO.Out, "No running tasks.")
 			return nil
 		}
+	} else {
+		results = store.StopMany(ctx, opts.IDs, stop)
 	}
 	var failed error
-	for _, res := range store.StopMany(ctx, ids, tasks.StopOptions{Grace: grace}) {
+	for _, res := range results {
 		t, err := res.Task, res.Err
 		var notRunning *tasks.NotRunningError
 		switch {
