@@ -20,11 +20,17 @@ func (e *ArgumentError) Error() string { return e.Msg }
 // "command too long".
 const MaxNameBytes = 256
 
-// CheckCommand refuses a command with nothing to run: a shell given only
-// whitespace exits 0 at once, which would look like a task that worked.
+// CheckCommand refuses a command with nothing to run (a shell given only
+// whitespace exits 0 at once, which would look like a task that worked)
+// and one ending in a bare "&" (EndsWithBareAmpersand: the real work would
+// escape the task). Start applies it, so every caller gets the same rule.
 func CheckCommand(command string) error {
 	if strings.TrimSpace(command) == "" {
 		return &ArgumentError{Msg: "no command given (only whitespace): put it after --, e.g. qtask run --bg -- make test"}
+	}
+	if EndsWithBareAmpersand(command) {
+		return &ArgumentError{Msg: "the command ends with a bare '&': that would fork it away from the task qtask tracks " +
+			"(its output, exit code and stop would be lost); drop the '&' — use `qtask run --bg` to run it in the background"}
 	}
 	return nil
 }

@@ -1,6 +1,11 @@
 package tasks
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestWindowName(t *testing.T) {
 	cases := []struct {
@@ -21,5 +26,18 @@ func TestWindowName(t *testing.T) {
 		if got := windowName(r, c.agent); got != c.want {
 			t.Errorf("windowName(%q, %q, agent %v) = %q, want %q", c.name, c.command, c.agent, got, c.want)
 		}
+	}
+}
+
+// Every caller of Start (the CLI, the MCP server, the agent hooks) gets the
+// trailing-'&' rule, and a refused start leaves nothing behind.
+func TestStartRefusesATrailingAmpersand(t *testing.T) {
+	s := newTestStore(t)
+	_, err := s.Start(context.Background(), StartOptions{Command: "npm run dev &", Cwd: t.TempDir(), Shell: "sh", Self: "/bin/true"})
+	if !errors.As(err, new(*ArgumentError)) || !strings.Contains(err.Error(), "bare '&'") {
+		t.Fatalf("Start(\"npm run dev &\"): %v, want an ArgumentError about the bare '&'", err)
+	}
+	if list, _, _ := s.List(Filter{}); len(list) != 0 {
+		t.Fatalf("a refused start left %d task(s) behind", len(list))
 	}
 }

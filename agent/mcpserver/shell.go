@@ -38,7 +38,7 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return "", argError("command is empty: give the shell command to run")
 	}
-	if agent.EndsWithBareAmpersand(in.Command) {
+	if tasks.EndsWithBareAmpersand(in.Command) {
 		return "", argError("the command ends with a bare '&', which would fork it away from the task qtask tracks: " +
 			"drop the '&' and set is_background: true instead")
 	}

@@ -68,9 +68,6 @@ printing its id and output file.`,
 			if err := tasks.CheckName(opts.Name); err != nil {
 				return &UsageError{Err: err}
 			}
-			if agent.EndsWithBareAmpersand(opts.Command) {
-				return &UsageError{Err: agent.TrailingAmpersandError{}}
-			}
 			opts.Agent = opts.Agent || deps.Env.Agent
 			if opts.Agent && !opts.Background {
 				if err := agent.CheckSleep(opts.Command); err != nil {
