@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 const shellDescription = `Run a shell command as a qtask task, in its own tmux window the user can watch.
 Foreground (default): waits for the command and returns its output and exit status. If it is still running after timeout_ms (default 2 minutes, at most 10), it is moved to the background, not killed, and the result gives its task id.
 Background (is_background: true): returns at once with the task id and output file; you are told when it ends (a <task-notification> in a later qtask result), or use task_wait.
+Start and wait until ready (a dev server, a watcher): ready_pattern (a regular expression a line of its output will match, e.g. "Listening on") or ready_port (a port it will accept connections on at 127.0.0.1) starts it in the background and returns once it is ready, instead of you polling with sleep. If it ends first, or ready_timeout_ms passes (default 2 minutes, at most 10; it then keeps running), the result says so with its last lines of output.
 Do not end the command with '&': qtask does the backgrounding.`
 
 // shellArgs are the arguments of the shell tool.
@@ -28,6 +30,9 @@ type shellArgs struct {
 	TimeoutMS    *int64 `json:"timeout_ms,omitempty" jsonschema:"foreground only: after this many milliseconds move it to the background (at most 600000)"`
 	Cwd          string `json:"cwd,omitempty" jsonschema:"directory to run in (default: the agent's working directory)"`
 	Name         string `json:"name,omitempty" jsonschema:"a short label for the task"`
+	ReadyPattern string `json:"ready_pattern,omitempty" jsonschema:"start it in the background and return once a line of its output matches this regular expression (Go syntax)"`
+	ReadyPort    *int   `json:"ready_port,omitempty" jsonschema:"start it in the background and return once 127.0.0.1:ready_port accepts a TCP connection"`
+	ReadyTimeout *int64 `json:"ready_timeout_ms,omitempty" jsonschema:"with ready_pattern or ready_port: stop waiting after this many milliseconds (default 120000, at most 600000); the task keeps running"`
 }
 
 // progressEvery is how often a long foreground call reports its latest
@@ -41,6 +46,13 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 	if tasks.EndsWithBareAmpersand(in.Command) {
 		return "", argError("the command ends with a bare '&', which would fork it away from the task qtask tracks: " +
 			"drop the '&' and set is_background: true instead")
+	}
+	gate, err := readyGate(in)
+	if err != nil {
+		return "", err
+	}
+	if gate != nil {
+		in.IsBackground = true
 	}
 	if !in.IsBackground {
 		if err := agent.CheckSleep(in.Command); err != nil {
@@ -70,12 +82,91 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 	if h.opts.Started != nil {
 		h.opts.Started()
 	}
+	if gate != nil {
+		return h.awaitReady(c, t, *gate)
+	}
 	if in.IsBackground {
-		return fmt.Sprintf("Started task %s in the background.\nOutput file: %s\n"+
-			"You will be told when it ends. Meanwhile: task_output {task_id: %q} reads its output, "+
-			"task_wait {task_ids: [%q]} waits for it, task_stop stops it.", t.ID, t.OutputPath, t.ID, t.ID), nil
+		return startedText(t), nil
 	}
 	return h.foreground(c, t, timeout)
+}
+
+// startedText is the result of a background start.
+func startedText(t *tasks.Task) string {
+	return fmt.Sprintf("Started task %s in the background.\nOutput file: %s\n"+
+		"You will be told when it ends. Meanwhile: task_output {task_id: %q} reads its output, "+
+		"task_wait {task_ids: [%q]} waits for it, task_stop stops it.", t.ID, t.OutputPath, t.ID, t.ID)
+}
+
+// readyGate is the readiness gate the arguments ask for, nil for none.
+func readyGate(in shellArgs) (*tasks.ReadyOptions, error) {
+	if in.ReadyPattern == "" && in.ReadyPort == nil {
+		if in.ReadyTimeout != nil {
+			return nil, argError("ready_timeout_ms needs a gate: add ready_pattern or ready_port")
+		}
+		return nil, nil
+	}
+	if in.ReadyPattern != "" && in.ReadyPort != nil {
+		return nil, argError("ready_pattern and ready_port are two gates: give one of them")
+	}
+	timeout, err := waitFor("ready_timeout_ms", in.ReadyTimeout, tasks.DefaultReadyTimeout)
+	if err != nil {
+		return nil, err
+	}
+	gate := &tasks.ReadyOptions{Timeout: timeout}
+	if in.ReadyPort != nil {
+		if err := tasks.CheckPort(*in.ReadyPort); err != nil {
+			return nil, argError("ready_port: %v", err)
+		}
+		if err := tasks.CheckPortFree(*in.ReadyPort); err != nil {
+			return nil, err
+		}
+		gate.Port = *in.ReadyPort
+		return gate, nil
+	}
+	if gate.Pattern, err = regexp.Compile(in.ReadyPattern); err != nil {
+		return nil, argError("ready_pattern is not a regular expression (Go syntax): %v", err)
+	}
+	return gate, nil
+}
+
+// awaitReady waits until a task started in the background is ready, and
+// says whether it is, ended first (this result reports its end) or is not
+// ready in time (it runs on).
+func (h *handlers) awaitReady(c *call, t *tasks.Task, gate tasks.ReadyOptions) (string, error) {
+	gate.StopGrace = h.opts.Start.StopGrace
+	res, err := c.store.AwaitReady(c.ctx, t.ID, gate)
+	if err != nil {
+		return "", err
+	}
+	end := res.Task
+	switch res.Outcome {
+	case tasks.Ready:
+		why := fmt.Sprintf("127.0.0.1:%d accepts connections", gate.Port)
+		if gate.Pattern != nil {
+			why = "its output line matched: " + res.Line
+		}
+		return fmt.Sprintf("Task %s is ready: %s\n", end.ID, why) + startedText(end), nil
+	case tasks.ReadyEnded:
+		c.own = end.ID // this result is its notification
+		return fmt.Sprintf("Task %s ended before it was ready (%s; waited for %s).\n",
+			end.ID, end.StatusText(), gate.Describe()) + tailText(res.Tail), nil
+	}
+	state := fmt.Sprintf("it keeps running in the background. task_output {task_id: %q} reads its output, task_stop stops it.", end.ID)
+	if !end.Running() {
+		state = fmt.Sprintf("it has ended since (%s).", end.StatusText())
+	}
+	return fmt.Sprintf("Task %s is not ready after %s (waited for %s); %s\n", end.ID, gate.Timeout, gate.Describe(), state) +
+		tailText(res.Tail), nil
+}
+
+// tailText introduces the last lines of output of a task that was not
+// ready.
+func tailText(tail string) string {
+	if tail == "" {
+		return "It printed nothing."
+	}
+	return "Last lines of output:\n" + strings.TrimSuffix(tail, "\n")
 }
 
 // foreground waits on a task started in the foreground, as `qtask run`

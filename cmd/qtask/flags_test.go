@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks"
 )
 
 func testDeps() (*Deps, *bytes.Buffer, *bytes.Buffer) {
@@ -85,6 +88,20 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"run", "--bg", "--"}, nil},
 		{[]string{"run", "--bogus", "--", "ls"}, nil},
 		{[]string{"run", "--name"}, nil},
+		// run: readiness gates.
+		{[]string{"run", "--bg", "--ready", "listening on", "--", "npm run dev"}, RunOptions{Command: "npm run dev", Background: true,
+			Ready: &tasks.ReadyOptions{Pattern: regexp.MustCompile("listening on"), Timeout: tasks.DefaultReadyTimeout}}},
+		{[]string{"run", "--bg", "--ready-port", "8000", "--ready-timeout", "0", "--ready-timeout-kill", "--", "srv"}, RunOptions{Command: "srv", Background: true,
+			Ready: &tasks.ReadyOptions{Port: 8000, Timeout: -1, KillOnTimeout: true}}},
+		{[]string{"run", "--ready", "x", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready", "x", "--ready-port", "8000", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready-timeout", "5s", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready-timeout-kill", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready", "(", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready", "", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready-port", "0", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready-port", "65536", "--", "srv"}, nil},
+		{[]string{"run", "--bg", "--ready", "x", "--ready-timeout", "-1s", "--", "srv"}, nil},
 
 		{[]string{"logs", "abc"}, LogsOptions{ID: "abc", Tail: -1}},
 		{[]string{"logs", "-n", "3", "abc"}, LogsOptions{ID: "abc", Tail: 3}},
@@ -117,6 +134,10 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"wait"}, nil},
 		{[]string{"wait", "--timeout", "30s"}, nil},
 		{[]string{"wait", "--timeout", "-1s", "abc"}, nil},
+		{[]string{"wait", "abc", "--until", "ready"}, WaitOptions{IDs: []string{"abc"}, Until: regexp.MustCompile("ready")}},
+		{[]string{"wait", "abc", "def", "--until", "ready"}, nil},
+		{[]string{"wait", "abc", "--until", "("}, nil},
+		{[]string{"wait", "abc", "--until", ""}, nil},
 
 		{[]string{"ls", "--json", "--status", "failed"}, LsOptions{JSON: true, Status: "failed"}},
 		{[]string{"ls", "extra"}, nil},

@@ -27,6 +27,8 @@ const (
 	// exitLimit: a start refused because a limit is reached (the
 	// scope's running monitors); it can succeed once something ends.
 	exitLimit = 3
+	// exitNotReady: the task a readiness gate waited on ended first.
+	exitNotReady = 4
 	// exitPromoted: a foreground run was sent to the background and
 	// released its caller; the task runs on.
 	exitPromoted = 125

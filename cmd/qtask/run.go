@@ -34,12 +34,16 @@ type RunOptions struct {
 	// agent's tool, which the foreground timeout stays under.
 	Script, Shell string
 	ToolTimeout   time.Duration
+	// Ready, for a --bg run with --ready or --ready-port: return only once
+	// the task is ready, or say why it is not.
+	Ready *tasks.ReadyOptions
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
 func NewCmdRun(deps *Deps, runF func(context.Context, *RunOptions) error) *cobra.Command {
 	opts := &RunOptions{}
 	var timeout time.Duration
+	var gate readyFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- COMMAND...",
 		Short: "Run a shell command as a task in its own tmux window",
@@ -54,10 +58,20 @@ promote key, ` + "`qtask promote`" + `, or when --timeout expires — and qtask 
 once (exit 125) while the command carries on untouched.
 
 With --bg the task starts in the background and qtask returns at once,
-printing its id and output file.`,
+printing its id and output file.
+
+With --bg and a readiness gate, qtask returns once the task is ready: when
+a line of its output matches --ready REGEX (Go syntax, searched anywhere in
+the line), or when 127.0.0.1:PORT (--ready-port) accepts a TCP connection.
+Then it prints what --bg prints and exits 0. If the task ends first it exits
+4; if --ready-timeout (default 2m; 0: no limit) passes first it exits 124;
+either way with one line saying which and the last lines of output. On a
+timeout the task keeps running, unless --ready-timeout-kill stops it.`,
 		Example: `  qtask run -- go test ./...
   qtask run --timeout 30s -- npm run build
   qtask run --bg -- npm run dev
+  qtask run --bg --ready 'Local:.*http' -- npm run dev
+  qtask run --bg --ready-port 8000 -- python3 -m http.server 8000
   qtask run --bg --name build -- 'make -j4 2>&1 | tee build.log'`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +102,11 @@ printing its id and output file.`,
 			default:
 				return usageErrorf("--on-timeout must be %s or %s, not %q", config.OnTimeoutBackground, config.OnTimeoutKill, opts.OnTimeout)
 			}
+			ready, err := gate.options(cmd, opts.Background)
+			if err != nil {
+				return err
+			}
+			opts.Ready = ready
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -102,17 +121,35 @@ printing its id and output file.`,
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object (with --bg)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "foreground: after this long, act per --on-timeout (default: foreground_timeout from config, 2m; 0: never)")
 	cmd.Flags().StringVar(&opts.OnTimeout, "on-timeout", "", "foreground: background (keep it running, release the caller) or kill (default: on_timeout from config)")
+	gate.register(cmd)
 	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "agent mode: results worded for a coding agent, a leading sleep refused (default: on when $QTASK_AGENT is set)")
 	return cmd
 }
 
 func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
+	if opts.Ready != nil && opts.Ready.Port != 0 {
+		if err := tasks.CheckPortFree(opts.Ready.Port); err != nil {
+			return err
+		}
+	}
 	cfg, store, t, err := startRun(ctx, deps, opts)
 	if err != nil {
 		return err
 	}
 	if !opts.Background {
 		return runForeground(ctx, deps, store, t, cfg, opts)
+	}
+	var ready *tasks.ReadyResult
+	if opts.Ready != nil {
+		gate := *opts.Ready
+		gate.StopGrace = cfg.StopGrace
+		if ready, err = store.AwaitReady(ctx, t.ID, gate); err != nil {
+			return err
+		}
+		if ready.Outcome != tasks.Ready {
+			return reportNotReady(deps, ready, gate)
+		}
+		t = ready.Task
 	}
 	out := deps.IO.Out
 	if opts.JSON {
@@ -121,12 +158,15 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	id := displayValue(t.ID)
 	if opts.Agent {
 		fmt.Fprint(out, agent.Started(id, displayCommand(t.Label(), 200), displayValue(t.OutputPath)))
-		return nil
+	} else {
+		fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
+		fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
+		fmt.Fprintf(out, "Follow:  %s logs -f %s\n", deps.typedName(), id)
+		fmt.Fprintf(out, "Stop:    %s stop %s\n", deps.typedName(), id)
 	}
-	fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
-	fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
-	fmt.Fprintf(out, "Follow:  %s logs -f %s\n", deps.typedName(), id)
-	fmt.Fprintf(out, "Stop:    %s stop %s\n", deps.typedName(), id)
+	if ready != nil {
+		fmt.Fprintf(out, "Ready:   %s\n", readyText(ready, *opts.Ready))
+	}
 	return nil
 }
 
