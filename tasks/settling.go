@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,12 +68,14 @@ func settlingReason(pid int) string {
 // patience while the state directory will not take the write (full,
 // read-only): a task whose end was seen must end with what was seen, never
 // as lost. Meanwhile the wrapper's process name says why (see
-// announceSettling).
+// announceSettling). A state directory that no longer exists is not
+// waited for: no one can read an end written there, and waiting would
+// leave the wrapper behind for nothing.
 func (s *Store) settleLate(id string, o outcome, patience time.Duration) (*record, error) {
 	deadline := time.Now().Add(patience)
 	for backoff := settleRetryMin; ; backoff = min(2*backoff, settleRetryCap) {
 		r, _, err := s.settle(id, o)
-		if err == nil || errors.Is(err, ErrNotFound) || !time.Now().Before(deadline) {
+		if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
 			announceSettling(nil)
 			return r, err
 		}

@@ -169,14 +169,7 @@ func TestReaderThatCannotSettleWarns(t *testing.T) {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	task := h.start("sleep 300")
-	var rec struct {
-		WrapperPID int `json:"wrapper_pid"`
-		PID        int `json:"pid"`
-	}
-	eventually(t, "the wrapper to run the command", func() bool {
-		data, _ := os.ReadFile(filepath.Join(h.state, "tasks", task.ID+".json"))
-		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0 && rec.PID != 0
-	})
+	rec := h.awaitWrapper(task.ID)
 	free := h.fillState()
 	syscall.Kill(rec.WrapperPID, syscall.SIGKILL)
 	awaitDead(t, rec.WrapperPID)
@@ -189,4 +182,44 @@ func TestReaderThatCannotSettleWarns(t *testing.T) {
 	if st := h.status(task.ID); st.Status != tasks.StatusFailed || !strings.HasPrefix(st.Error, "lost: ") {
 		t.Errorf("once space returned the lost task is %q, want failed: lost", st.StatusText())
 	}
+}
+
+// wrapperRecord is the part of a task's record that names its processes.
+type wrapperRecord struct {
+	WrapperPID int `json:"wrapper_pid"`
+	PID        int `json:"pid"`
+}
+
+// awaitWrapper reads the task's record until its wrapper runs the command.
+func (h *harness) awaitWrapper(id string) wrapperRecord {
+	h.t.Helper()
+	var rec wrapperRecord
+	eventually(h.t, "the wrapper to run the command", func() bool {
+		data, _ := os.ReadFile(filepath.Join(h.state, "tasks", id+".json"))
+		return json.Unmarshal(data, &rec) == nil && rec.WrapperPID != 0 && rec.PID != 0
+	})
+	return rec
+}
+
+// A wrapper whose state directory is deleted under it (rm -rf of the
+// state, a test's temp dir) has nowhere to settle its task: it exits when
+// the command ends instead of retrying for ten minutes as it does for a
+// full disk, which would leave a process behind for nothing.
+func TestWrapperWithoutStateDirExits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// A session of its own keeps the server up when the task's pane closes.
+	if out, err := h.tmux("new-session", "-d", "-s", "keep", "sleep 300"); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	task := h.start("sleep 300")
+	rec := h.awaitWrapper(task.ID)
+	if err := os.RemoveAll(h.state); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := h.tmux("kill-pane", "-t", task.PaneID); err != nil {
+		t.Fatalf("tmux kill-pane: %v: %s", err, out)
+	}
+	awaitDead(t, rec.PID)
+	awaitDead(t, rec.WrapperPID)
 }
