@@ -186,9 +186,10 @@ func TestPluginWithoutQtask(t *testing.T) {
 }
 
 // prefix T opens the task menu in a popup: it lists the tasks, running and
-// newest first; a key moves down and s stops the task there; q closes it
-// and the pane takes typing again.
-func TestPluginMenuStopsTask(t *testing.T) {
+// newest first; a key moves down and s stops the task there; x refuses to
+// remove the running one and removes the stopped one with its output; q
+// closes it and the pane takes typing again.
+func TestPluginMenuStopsAndRemovesTask(t *testing.T) {
 	t.Parallel()
 	h, pane, c := pluginWorld(t)
 	first := h.start("sleep 60", "--name", "first-task")
@@ -207,6 +208,19 @@ func TestPluginMenuStopsTask(t *testing.T) {
 	})
 	if st := h.status(second.ID); !st.Running() {
 		t.Fatalf("the other task was hit too: %s", st.StatusText())
+	}
+	// Keys reach the menu in order: up, x acts on the running task.
+	c.typeKeys("\x1b[A")
+	c.typeKeys("x")
+	c.waitDrawn("task " + second.ID + " is still running: stop it first")
+	c.typeKeys("\x1b[B")
+	c.typeKeys("x")
+	c.waitDrawn("Removed task " + first.ID)
+	if _, err := os.Stat(first.OutputPath); !os.IsNotExist(err) {
+		t.Fatalf("the removed task's output is still there: %v", err)
+	}
+	if r := h.qtask("status", first.ID); r.code == 0 {
+		t.Fatalf("the removed task still has a status: %s", r.stdout)
 	}
 	c.typeKeys("q")
 	// The popup closes with the menu, but tmux closes it a moment after the

@@ -23,11 +23,12 @@ import (
 func NewCmdUI(deps *Deps) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ui",
-		Short: "A full-screen task list: view, read the log, follow or stop a task",
+		Short: "A full-screen task list: view, read the log, follow, stop or remove a task",
 		Long: `A full-screen list of tasks, running first, then newest first, with status,
 runtime and name. Keys: up/down (or k/j) move; Enter views the task's pane
 (qtask attach); l reads its log in $PAGER (default less); f follows it
-(Ctrl+C returns); s stops it; q or Esc quits. The tmux plugin opens it in a
+(Ctrl+C returns); s stops it; x removes a finished task and its output
+(qtask rm); q or Esc quits. The tmux plugin opens it in a
 popup with prefix T.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -158,7 +159,7 @@ func (u *ui) draw() {
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
 	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
-	help := "↑↓ move  ⏎ view  l log  f follow  s stop  q quit"
+	help := "↑↓ move  ⏎ view  l log  f follow  s stop  x remove  q quit"
 	if u.note != "" {
 		help = u.note + "  |  " + help
 	}
@@ -181,7 +182,7 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		move(i - 1)
 	case "\x1b[B", "\x1bOB", "j":
 		move(i + 1)
-	case "\r", "l", "f", "s":
+	case "\r", "l", "f", "s", "x":
 		if i < 0 {
 			return true
 		}
@@ -196,14 +197,22 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		case "f":
 			u.run(restore, u.deps.Self, "logs", "-f", id)
 		case "s":
-			out, err := exec.CommandContext(ctx, u.deps.Self, "stop", id).CombinedOutput()
-			u.note = strings.TrimSpace(string(out))
-			if err != nil && u.note == "" {
-				u.note = err.Error()
-			}
+			u.quiet(ctx, "stop", id)
+		case "x":
+			u.quiet(ctx, "rm", id) // refused for a running task: the note says so
 		}
 	}
 	return true
+}
+
+// quiet runs a qtask command that needs no terminal and shows what it
+// said (its result or its one-line error) on the bottom line.
+func (u *ui) quiet(ctx context.Context, args ...string) {
+	out, err := exec.CommandContext(ctx, u.deps.Self, args...).CombinedOutput()
+	u.note = strings.TrimSpace(string(out))
+	if err != nil && u.note == "" {
+		u.note = err.Error()
+	}
 }
 
 // run gives the terminal to a program (a pager, a follow) and takes it back.
