@@ -18,13 +18,6 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Task notifications for coding agents: inbox, hooks, install",
-		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			return usageErrorf("unknown command %q for \"qtask agent\": want inbox, hook, install, uninstall or shell", args[0])
-		},
 	}
 	cmd.AddCommand(
 		NewCmdAgentInbox(deps, nil),
@@ -33,6 +26,7 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 		NewCmdAgentInstall(deps, nil, true),
 		NewCmdAgentShell(deps, nil),
 	)
+	asGroup(cmd)
 	return cmd
 }
 

@@ -13,10 +13,6 @@ func NewCmdConfig(deps *Deps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show where the config file is, what it sets, and whether it is valid",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErrorf("config: name a subcommand: path, show or check")
-		},
 	}
 	cmd.AddCommand(
 		&cobra.Command{
@@ -58,5 +54,6 @@ func NewCmdConfig(deps *Deps) *cobra.Command {
 			},
 		},
 	)
+	asGroup(cmd)
 	return cmd
 }

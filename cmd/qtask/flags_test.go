@@ -209,25 +209,28 @@ func TestExitCode(t *testing.T) {
 	usage := &UsageError{Err: errors.New("stop: give task ids or --all, not both or neither")}
 	cases := []struct {
 		name   string
+		ran    string // the command that failed
 		err    error
 		code   int
 		stderr string
 	}{
-		{"success", nil, 0, ""},
-		{"usage error", usage, 2,
-			"qtask: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
-		{"wrapped usage error", fmt.Errorf("--status: %w", usage), 2,
-			"qtask: --status: stop: give task ids or --all, not both or neither\nRun 'qtask --help' for usage.\n"},
-		{"usage error with its command", &UsageError{Err: errors.New("missing task ID"), Help: "qtask status"}, 2,
+		{"success", "qtask stop", nil, 0, ""},
+		{"usage error", "qtask stop", usage, 2,
+			"qtask: stop: give task ids or --all, not both or neither (see 'qtask stop --help')\n"},
+		{"wrapped usage error", "qtask stop", fmt.Errorf("--status: %w", usage), 2,
+			"qtask: --status: stop: give task ids or --all, not both or neither (see 'qtask stop --help')\n"},
+		{"usage error with its command", "qtask stop", &UsageError{Err: errors.New("missing task ID"), Help: "qtask status"}, 2,
 			"qtask: missing task ID (see 'qtask status --help')\n"},
-		{"exit error is silent", &ExitError{Code: 7}, 7, ""},
-		{"timeout", &ExitError{Code: exitTimeout}, 124, ""},
-		{"wrapped exit error", fmt.Errorf("wait: %w", &ExitError{Code: 3}), 3, ""},
-		{"other error", errors.New(`no task with id "zz"`), 1, "qtask: no task with id \"zz\"\n"},
+		{"exit error is silent", "qtask stop", &ExitError{Code: 7}, 7, ""},
+		{"timeout", "qtask stop", &ExitError{Code: exitTimeout}, 124, ""},
+		{"wrapped exit error", "qtask stop", fmt.Errorf("wait: %w", &ExitError{Code: 3}), 3, ""},
+		{"other error", "qtask stop", errors.New(`no task with id "zz"`), 1, "qtask: no task with id \"zz\"\n"},
+		{"usage error of the root", "qtask", &UsageError{Err: errors.New(`unknown command "x"`)}, 2,
+			"qtask: unknown command \"x\" (see 'qtask --help')\n"},
 	}
 	for _, c := range cases {
 		var stderr bytes.Buffer
-		if got := exitCode(c.err, &stderr); got != c.code || stderr.String() != c.stderr {
+		if got := exitCode(c.err, c.ran, &stderr); got != c.code || stderr.String() != c.stderr {
 			t.Errorf("%s: qtask exits %d printing %q, want %d printing %q", c.name, got, stderr.String(), c.code, c.stderr)
 		}
 	}

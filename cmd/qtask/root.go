@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -188,17 +189,18 @@ func Main() int {
 	root := NewCmdRoot(deps)
 	root.SetArgs(claudeShellArgs(os.Args))
 	var err error
+	ran := root
 	if envErr != nil {
 		err = envErr
 	} else {
-		_, err = root.ExecuteContextC(ctx)
+		ran, err = root.ExecuteContextC(ctx)
 	}
 	var intr *tasks.Interrupted
 	if err != nil && errors.As(context.Cause(ctx), &intr) {
 		// Interrupted while waiting: exit as a shell reports a signal death.
 		return 128 + int(intr.Signal)
 	}
-	return exitCode(err, deps.IO.ErrOut)
+	return exitCode(err, ran.CommandPath(), deps.IO.ErrOut)
 }
 
 // interruptContext is cancelled, with a *tasks.Interrupted cause naming the
@@ -224,8 +226,9 @@ func interruptContext() (context.Context, func()) {
 const maxErrorWidth = 2000
 
 // exitCode prints err (if it has something to say) and maps it to qtask's
-// documented exit codes.
-func exitCode(err error, stderr io.Writer) int {
+// documented exit codes. ran is the command that failed ("qtask stop"): a
+// usage error ends with where to read about it, on the same line.
+func exitCode(err error, ran string, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
@@ -236,23 +239,25 @@ func exitCode(err error, stderr io.Writer) int {
 	// Errors quote user text (commands, paths, tmux's argv): escape control
 	// characters here, the one place errors are printed.
 	msg := displayCommand(err.Error(), maxErrorWidth)
-	if usage := (*UsageError)(nil); errors.As(err, &usage) && usage.Help != "" {
-		msg += fmt.Sprintf(" (see '%s --help')", usage.Help)
+	var usage *UsageError
+	var badArg *tasks.ArgumentError
+	isUsage := (errors.As(err, &usage) || errors.As(err, &badArg)) && !errors.As(err, new(*agent.SleepError))
+	if isUsage {
+		help := ran
+		if usage != nil && usage.Help != "" {
+			help = usage.Help
+		}
+		if help == "" {
+			help = "qtask"
+		}
+		msg += fmt.Sprintf(" (see '%s --help')", help)
 	}
 	fmt.Fprintf(stderr, "qtask: %s\n", msg)
 	if errors.As(err, new(*tasks.TooManyMonitorsError)) {
 		return exitLimit
 	}
-	if errors.As(err, new(*agent.SleepError)) {
-		return exitUsage // guidance for an agent, not a usage hint
-	}
-	var usage *UsageError
-	var badArg *tasks.ArgumentError
-	if errors.As(err, &usage) || errors.As(err, &badArg) {
-		if usage == nil || usage.Help == "" {
-			fmt.Fprintln(stderr, "Run 'qtask --help' for usage.")
-		}
-		return exitUsage
+	if isUsage || errors.As(err, new(*agent.SleepError)) {
+		return exitUsage // a SleepError is guidance for an agent: no hint
 	}
 	return exitError
 }
@@ -286,7 +291,8 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)
 	root.SetErr(deps.IO.ErrOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: err, Help: c.CommandPath()} })
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(newCmdHelp(root))
 	root.AddCommand(
 		NewCmdRun(deps, nil),
 		NewCmdMonitor(deps, nil),
@@ -313,8 +319,78 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		newCmdCapture(deps),
 		newCmdPaneDone(deps),
 	)
+	root.InitDefaultCompletionCmd()
+	if completion, _, err := root.Find([]string{"completion"}); err == nil {
+		for _, shell := range completion.Commands() {
+			shell.Args = exactArgs(0) // cobra's says so in its words, exit 1
+		}
+		asGroup(completion)
+	}
 	addTaskCompletion(deps, root)
 	return root
+}
+
+// asGroup makes cmd, which only groups subcommands (config, agent,
+// completion), refuse anything but one of them in one line.
+func asGroup(cmd *cobra.Command) {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return argsError(c, "missing subcommand: %s", want)
+		}
+		return argsError(c, "unknown subcommand %q: want %s", args[0], want)
+	}
+}
+
+// newCmdHelp replaces cobra's help command, which answers an unknown topic
+// with exit 0.
+func newCmdHelp(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return &UsageError{Err: fmt.Errorf("unknown command %q", strings.Join(args, " ")), Help: root.CommandPath()}
+			}
+			return target.Help()
+		},
+	}
+}
+
+// invalidFlagValue matches pflag's error for a value its type rejects:
+// `invalid argument "x" for "-n, --tail" flag: strconv.ParseInt: …`.
+var invalidFlagValue = regexp.MustCompile(`^invalid argument (".*") for "(?:-., )?--([^"]+)" flag: `)
+
+// flagError makes a flag mistake a usage error, in qtask's words rather
+// than the parsing library's: `invalid value "x" for --tail: want a whole
+// number`.
+func flagError(c *cobra.Command, err error) error {
+	if m := invalidFlagValue.FindStringSubmatch(err.Error()); m != nil {
+		if f := c.Flags().Lookup(m[2]); f != nil {
+			if want := flagValueKinds[f.Value.Type()]; want != "" {
+				err = fmt.Errorf("invalid value %s for --%s: want %s", m[1], m[2], want)
+			} else {
+				err = fmt.Errorf("invalid value %s for --%s: %s", m[1], m[2], strings.TrimPrefix(err.Error(), m[0]))
+			}
+		}
+	}
+	return &UsageError{Err: err, Help: c.CommandPath()}
+}
+
+// flagValueKinds says what a flag of each pflag type accepts.
+var flagValueKinds = map[string]string{
+	"int": "a whole number", "int64": "a whole number", "uint": "a whole number", "uint64": "a whole number",
+	"float64":  "a number",
+	"bool":     "true or false",
+	"duration": "a duration such as 30s, 5m or 1h30m",
 }
 
 // exactArgs and minArgs check the number of arguments and say, in one
