@@ -26,6 +26,7 @@ func TestEveryCommandRefusesBadInputInOneLine(t *testing.T) {
 	table := map[string][]mistake{
 		"":                      {m("frobnicate"), m("stpo", "abc")},
 		"run":                   {m(), m("--timeout", "zz", "--", "true"), m("--on-timeout", "zz", "--", "true")},
+		"monitor":               {m(), m("--idle-timeout", "zz", "--", "true")},
 		"ls":                    {m("x"), m("-o", "nope")},
 		"status":                {m(), m("a", "b")},
 		"logs":                  {m(), m("--tail", "x", "1"), m("--tail", "-5", "1"), m("--offset", "x", "1")},
