@@ -123,7 +123,7 @@ type events struct {
 	grace  time.Duration
 	match  *regexp.Regexp
 	fl     *follower
-	lines  *monitor.Lines
+	lines  *lineWriter
 	bucket *monitor.Bucket
 	idle   *time.Timer
 	// dropped is lines the bucket dropped that the record does not count
@@ -163,7 +163,10 @@ func (s *Store) newEvents(r *record, spec *monitorSpec, grace time.Duration, clo
 	if spec.Match != "" {
 		e.match = regexp.MustCompile(spec.Match) // checked by prepareMonitor
 	}
-	e.lines = monitor.NewLines(e.line)
+	e.lines = &lineWriter{line: func(b []byte) error {
+		e.line(string(b))
+		return nil
+	}}
 	path := r.OutputPath
 	if spec.Source != "" {
 		path = spec.SourcePath
@@ -187,7 +190,7 @@ func (e *events) run(w *watcher) {
 			// The output is complete (a source's, once it has ended, is
 			// all final; one still running keeps its live rows).
 			e.fl.copyNew(e.lines, e.spec.Source == "")
-			e.lines.Flush()
+			e.lines.flush()
 			e.countDropped(true)
 			return
 		case <-e.idle.C:

@@ -49,7 +49,8 @@ const maxTextBytes = 30000
 const instructions = `qtask runs each shell command as a task in its own tmux window, where the user can watch it. ` +
 	`Tasks outlive this server and this conversation. Run long commands with shell {is_background: true}, ` +
 	`then task_wait, task_output or task_stop them by id. When a background task ends, ` +
-	`a <task-notification> is added to the result of your next qtask call, once.`
+	`a <task-notification> is added to the result of your next qtask call, once. ` +
+	`To be told when output appears (a server ready, a build error), use monitor rather than sleeping and polling.`
 
 // New builds the server and its tools.
 func New(opts Options) *mcp.Server {
@@ -62,6 +63,7 @@ func New(opts Options) *mcp.Server {
 	addTool(s, h, &mcp.Tool{Name: "task_output", Description: taskOutputDescription}, h.output)
 	addTool(s, h, &mcp.Tool{Name: "task_stop", Description: "Stop a running task: SIGTERM to its whole process group, SIGKILL after a grace period. Returns once it has ended."}, h.stop)
 	addTool(s, h, &mcp.Tool{Name: "task_wait", Description: taskWaitDescription}, h.wait)
+	addTool(s, h, &mcp.Tool{Name: "monitor", Description: monitorDescription}, h.monitor)
 	s.AddReceivingMiddleware(h.argumentErrors)
 	return s
 }
@@ -134,11 +136,11 @@ func (h *handlers) pending(c *call) string {
 	}
 	var b strings.Builder
 	for _, n := range list {
-		if n.Task.ID == c.own {
-			continue
+		if n.Task.ID == c.own && n.Event == nil {
+			continue // the result tells that end; a monitor's events it does not
 		}
 		if b.Len() == 0 {
-			b.WriteString("\n\nBackground tasks ended:")
+			b.WriteString("\n\nTask notifications (ended tasks, monitor events):")
 		}
 		b.WriteString("\n")
 		b.WriteString(agent.Envelope(n))

@@ -37,7 +37,10 @@ func NewCmdAgentInstall(deps *Deps, runF func(context.Context, *InstallOptions) 
 .gemini/settings.json; in the current directory, or in your home with
 --user), so the agent hears about the tasks of its scope when they end.
 It also registers 'qtask mcp' as the agent's MCP server "qtask" (Claude:
-the project's .mcp.json; qwen and gemini: the same settings file).
+the project's .mcp.json; qwen and gemini: the same settings file), whose
+tools run commands as tasks (shell), list, read, wait for and stop them,
+and watch output as it comes (monitor: each line, or each line matching a
+pattern, is a notification; see 'qtask monitor --help').
 Everything else in the file is kept as it was; installing twice changes
 nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		Args: exactArgs(1),

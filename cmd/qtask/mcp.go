@@ -30,8 +30,10 @@ func NewCmdMCP(deps *Deps, runF func(context.Context, *MCPOptions) error) *cobra
 		Long: `Serve the Model Context Protocol on stdin and stdout, for an MCP client
 such as a coding agent, which starts it. Its tools run shell commands as
 tasks (shell), list, read, wait for and stop them (task_list, task_status,
-task_output, task_wait, task_stop). Every result also carries the
-notifications of the scope's tasks that ended since the last reader, once.
+task_output, task_wait, task_stop), and turn output lines into
+notifications (monitor). Every result also carries the notifications of
+the scope's tasks that ended since the last reader, and of monitor events,
+once.
 The scope is $QTASK_SCOPE, else $TMUX_PANE, else "default"; tasks outlive
 the server.
 

@@ -83,7 +83,7 @@ func envelopesOf(text, id string) int {
 	return strings.Count(text, "<task-id>"+id+"</task-id>")
 }
 
-// TestMCPToolsList: the server offers its six tools, none with an output
+// TestMCPToolsList: the server offers its seven tools, none with an output
 // schema (Claude would hand the model only structured content).
 func TestMCPToolsList(t *testing.T) {
 	t.Parallel()
@@ -100,7 +100,7 @@ func TestMCPToolsList(t *testing.T) {
 			t.Errorf("tool %s declares an output schema", tool.Name)
 		}
 	}
-	if got, want := strings.Join(names, " "), "shell task_list task_output task_status task_stop task_wait"; got != want {
+	if got, want := strings.Join(names, " "), "monitor shell task_list task_output task_status task_stop task_wait"; got != want {
 		t.Errorf("tools = %s, want %s", got, want)
 	}
 }

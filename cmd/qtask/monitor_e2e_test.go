@@ -296,3 +296,52 @@ func TestMonitorExistingTask(t *testing.T) {
 		t.Errorf("monitor of an ended task: exit %d %q, want exit 1 saying it is not running", r.code, r.stderr)
 	}
 }
+
+// TestMCPMonitor: the MCP monitor tool starts a monitor at once; its
+// events ride in later results, in order, each once, and its end follows;
+// bad arguments are one-line tool errors.
+func TestMCPMonitor(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	release := filepath.Join(h.root, "release")
+	text, isErr := callTool(t, cs, "monitor", map[string]any{
+		"command": "echo noise; echo READY on 8080; echo ERROR x; " + awaitFile(release),
+		"match":   "READY|ERROR",
+	})
+	if isErr || !strings.Contains(text, "Started monitor task") {
+		t.Fatalf("monitor: %q (error %v)", text, isErr)
+	}
+	id := taskIDIn(t, text)
+	if st := h.status(id); st.Kind != "monitor" || !st.Running() {
+		t.Fatalf("the monitor tool started a %s task that is %s", st.Kind, st.StatusText())
+	}
+	var results strings.Builder
+	eventually(t, "two events in tool results", func() bool {
+		text, _ := callTool(t, cs, "task_list", nil)
+		results.WriteString(text)
+		return strings.Count(results.String(), "<status>running</status>") >= 2
+	})
+	got := results.String()
+	first, second := strings.Index(got, "<result>READY on 8080</result>"), strings.Index(got, "<result>ERROR x</result>")
+	if first < 0 || second < first || strings.Contains(got, "noise</result>") || strings.Count(got, "<kind>monitor</kind>") != 2 {
+		t.Fatalf("want the READY then the ERROR event, once each, and no other line:\n%s", got)
+	}
+	touch(t, release)
+	text, _ = callTool(t, cs, "task_wait", map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
+	if !strings.Contains(text, "<event-count>2</event-count>") || !strings.Contains(text, "<dropped-lines>0</dropped-lines>") {
+		t.Errorf("task_wait result lacks the monitor's end with its count:\n%s", text)
+	}
+	for _, bad := range []map[string]any{
+		{},
+		{"command": "true", "task_id": id},
+		{"command": "true", "max_events": 10001},
+		{"command": "true", "match": "("},
+		{"task_id": id},
+	} {
+		text, isErr := callTool(t, cs, "monitor", bad)
+		if !isErr || strings.Count(strings.TrimSpace(text), "\n") != 0 {
+			t.Errorf("monitor %v: %q (error %v), want a one-line tool error", bad, text, isErr)
+		}
+	}
+}

@@ -6,7 +6,6 @@
 package monitor
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"time"
@@ -27,10 +26,9 @@ const (
 	// one a second.
 	Burst  = 5
 	Refill = time.Second
-	// PartialMax bounds the part of a line held while its end is awaited,
-	// LineMax the line an event quotes, in characters.
-	PartialMax = 4096
-	LineMax    = 2000
+	// LineMax bounds the line an event quotes, in characters. (A line
+	// without an end comes in pieces: see tasks.MaxLineBytes.)
+	LineMax = 2000
 )
 
 // TruncatedMark ends an event line cut at LineMax.
@@ -103,81 +101,6 @@ func (b *Bucket) Take() bool {
 	}
 	b.tokens--
 	return true
-}
-
-// Lines cuts a stream of output into lines: Write takes bytes as they
-// come, and each complete line goes to the function given to NewLines,
-// without its newline (and carriage return). A line longer than
-// PartialMax characters is handed on at that length and the rest of it
-// skipped, so memory stays bounded whatever the command prints; since
-// PartialMax is over LineMax, EventLine marks such a line truncated.
-type Lines struct {
-	line  func(string)
-	buf   []byte
-	runes int  // characters in buf
-	skip  bool // past PartialMax: the rest of the line is dropped
-}
-
-// NewLines returns a Lines that calls line with each line.
-func NewLines(line func(string)) *Lines {
-	return &Lines{line: line}
-}
-
-// Write takes more output; it never fails.
-func (l *Lines) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !l.skip {
-			l.hold(chunk)
-		}
-		if i < 0 {
-			break
-		}
-		if !l.skip {
-			l.emit()
-		}
-		l.skip = false
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-// hold adds chunk, part of one line, to the line held; at PartialMax
-// characters the line is handed on and the rest of it will be skipped.
-func (l *Lines) hold(chunk []byte) {
-	for j := 0; j < len(chunk); {
-		if l.runes == PartialMax {
-			l.emit()
-			l.skip = true
-			return
-		}
-		_, w := utf8.DecodeRune(chunk[j:])
-		l.buf = append(l.buf, chunk[j:j+w]...)
-		l.runes++
-		j += w
-	}
-}
-
-// Flush hands on a last line that had no newline.
-func (l *Lines) Flush() {
-	if len(l.buf) > 0 && !l.skip {
-		l.emit()
-	}
-	l.buf, l.runes, l.skip = l.buf[:0], 0, false
-}
-
-func (l *Lines) emit() {
-	b := l.buf
-	if len(b) > 0 && b[len(b)-1] == '\r' {
-		b = b[:len(b)-1]
-	}
-	l.line(string(b))
-	l.buf, l.runes = l.buf[:0], 0
 }
 
 // EventLine is line as an event quotes it: at most LineMax characters,

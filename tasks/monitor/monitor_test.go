@@ -66,42 +66,6 @@ func TestBucketClockGoingBack(t *testing.T) {
 	}
 }
 
-func lines(writes ...string) []string {
-	var got []string
-	l := NewLines(func(s string) { got = append(got, s) })
-	for _, w := range writes {
-		l.Write([]byte(w))
-	}
-	l.Flush()
-	return got
-}
-
-func TestLines(t *testing.T) {
-	long := strings.Repeat("é", PartialMax+10)
-	tests := []struct {
-		name   string
-		writes []string
-		want   []string
-	}{
-		{"one per line", []string{"a\nb\n"}, []string{"a", "b"}},
-		{"split across writes", []string{"he", "llo\nwor", "ld\n"}, []string{"hello", "world"}},
-		{"crlf", []string{"a\r\nb\r\n"}, []string{"a", "b"}},
-		{"blank kept for the caller", []string{"\n\n"}, []string{"", ""}},
-		{"last line without newline", []string{"a\nb"}, []string{"a", "b"}},
-		{"partial capped in characters", []string{long[:1000], long[1000:], "\nnext\n"},
-			[]string{strings.Repeat("é", PartialMax), "next"}},
-		{"exactly the cap", []string{strings.Repeat("x", PartialMax) + "\n"}, []string{strings.Repeat("x", PartialMax)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := lines(tt.writes...)
-			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
-				t.Fatalf("got %d lines %.60q, want %d %.60q", len(got), got, len(tt.want), tt.want)
-			}
-		})
-	}
-}
-
 func TestEventLine(t *testing.T) {
 	if got := EventLine("short"); got != "short" {
 		t.Fatalf("short line changed: %q", got)
