@@ -33,7 +33,10 @@ func (e *SleepError) Error() string {
 		"To wait for something to finish, start it in the background (`qtask run --bg -- COMMAND`, or your "+
 		"shell tool's background option): you will be told with a <task-notification> when it ends, or wait "+
 		"for it with `qtask wait ID`. To wait for a condition, run the check itself in the background "+
-		"(`qtask run --bg -- 'until CHECK; do sleep 1; done'`). Sleeps under %s, `sleep N &` and sleeps "+
+		"(`qtask run --bg -- 'until CHECK; do sleep 1; done'`); to wait for a line in some output (a server "+
+		"saying it is ready, an ERROR), start a monitor (`qtask monitor --match REGEX -- COMMAND`, or "+
+		"`qtask monitor ID --match REGEX` for a running task): each matching line is a notification. "+
+		"Sleeps under %s, `sleep N &` and sleeps "+
 		"later in a chain are not refused.", d, MinRefusedSleep)
 }
 

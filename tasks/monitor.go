@@ -183,6 +183,8 @@ func (e *events) run(w *watcher) {
 	defer w.Close()
 	defer e.fl.close()
 	for {
+		// A read that fails (a file being rotated, a disk error) is
+		// tried again at the next wake: the follower keeps its place.
 		e.fl.copyNew(e.lines, false)
 		e.countDropped(false)
 		select {

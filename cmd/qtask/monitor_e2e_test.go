@@ -175,6 +175,9 @@ func TestMonitorMaxEvents(t *testing.T) {
 	if end.Status != tasks.StatusCompleted || end.Error != "max events reached" || end.Events != 2 {
 		t.Fatalf("monitor ended %q (events %d), want completed: max events reached, 2 events", end.StatusText(), end.Events)
 	}
+	if r := h.qtask("wait", m.ID); r.code != 0 {
+		t.Errorf("qtask wait on a monitor completed by its max events: exit %d, want 0", r.code)
+	}
 	if got, want := end.StatusText(), "completed (max events reached, 2 events)"; got != want {
 		t.Errorf("status %q, want %q", got, want)
 	}

@@ -108,11 +108,15 @@ func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
 	return nil
 }
 
-// waitExitCode: one task passes its own exit code through (1 if it has
-// none, e.g. lost); several give 0 only if all completed.
+// waitExitCode: one task passes its own exit code through (0 for a
+// monitor that completed by ending itself, 1 for any other task without
+// one, e.g. lost); several give 0 only if all completed.
 func waitExitCode(list []*tasks.Task) int {
 	if len(list) == 1 {
 		t := list[0]
+		if t.ExitCode == nil && t.Status == tasks.StatusCompleted {
+			return exitOK
+		}
 		if t.ExitCode == nil {
 			return exitError
 		}
