@@ -160,7 +160,8 @@ func (s Server) Args() []string {
 	return []string{"-L", s.socketName}
 }
 
-// run is the exec seam: tmux with this server's selector and args as argv.
+// run is the exec seam: tmux with this server's selector and args as argv,
+// over the server's socket when it is up (direct), else by the tmux client.
 //
 // -u tells tmux the client speaks UTF-8 whatever the locale: without it and
 // without a UTF-8 LANG (a bare container, env -i), tmux 3.3a rewrites every
@@ -173,18 +174,28 @@ func (s Server) run(ctx context.Context, args ...string) (string, error) {
 	if !installed() {
 		return "", ErrNotInstalled
 	}
-	argv := append(append([]string{"-u"}, s.Args()...), args...)
-	cmd := exec.CommandContext(ctx, "tmux", argv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil && stdout.Len() == 0 && strings.TrimSpace(stderr.String()) != "" {
+	stdout, stderr, err := s.direct(ctx, args)
+	if errors.Is(err, errNotDirect) {
+		stdout, stderr, err = s.fork(ctx, args)
+	}
+	if err == nil && len(stdout) == 0 && len(bytes.TrimSpace(stderr)) != 0 {
 		err = errors.New("tmux printed an error")
 	}
 	if err != nil {
-		return "", &Error{Args: args, Stderr: stderr.String(), Err: err}
+		return "", &Error{Args: args, Stderr: string(stderr), Err: err}
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	return strings.TrimRight(string(stdout), "\n"), nil
+}
+
+// fork runs the tmux client binary: for a server that is not running yet
+// (the client starts it), and whatever the socket cannot carry (direct).
+func (s Server) fork(ctx context.Context, args []string) (stdout, stderr []byte, err error) {
+	argv := append(append([]string{"-u"}, s.Args()...), args...)
+	cmd := exec.CommandContext(ctx, "tmux", argv...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.Bytes(), errOut.Bytes(), err
 }
 
 // installed asks gotmux whether tmux is on PATH, once per process; it is one of
