@@ -30,9 +30,22 @@ type Env struct {
 	Tmux string
 	// TmuxPane is $TMUX_PANE, the pane id such as "%3"; empty outside tmux.
 	TmuxPane string
-	// Scope groups tasks so that separate shells see separate task lists.
-	// It is $QTASK_SCOPE, else $TMUX_PANE, else "default"; never empty.
+	// Scope groups tasks so that separate shells, and separate coding
+	// agent sessions, see separate task lists and notifications. It is
+	// $QTASK_SCOPE, else AgentSession, else $TMUX_PANE, else "default";
+	// never empty.
 	Scope string
+	// Scopes are the scopes whose notifications this process hears: Scope
+	// and, when that is an agent session, the pane's (or "default"), where
+	// the tasks the agent started without its session id went — gemini-cli
+	// gives its shell commands none.
+	Scopes []string
+	// AgentSession is the session of the coding agent whose tool runs
+	// qtask, as the agent's hooks name it: "claude:ID" from
+	// $CLAUDE_CODE_SESSION_ID, else "qwen:ID" from $QWEN_CODE_SESSION_ID
+	// (both agents set them for their commands and hooks); empty if
+	// neither is set.
+	AgentSession string
 	// TmuxTmpdir is $TMUX_TMPDIR, where tmux keeps its sockets (tmux's
 	// default, /tmp, when empty): it tells where `tmux -L NAME` listens.
 	TmuxTmpdir string
@@ -63,6 +76,15 @@ type Env struct {
 	ClaudeShellPrefix, ClaudeSessionID string
 }
 
+// SessionScope is the scope of a coding agent's session: "AGENT:ID", ""
+// when the session is not known.
+func SessionScope(agent, id string) string {
+	if id == "" {
+		return ""
+	}
+	return agent + ":" + id
+}
+
 // DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
 // is set.
 const DefaultScope = "default"
@@ -91,7 +113,15 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	default:
 		e.Agent = true
 	}
-	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope)
+	e.AgentSession = SessionScope("claude", getenv("CLAUDE_CODE_SESSION_ID"))
+	if e.AgentSession == "" {
+		e.AgentSession = SessionScope("qwen", getenv("QWEN_CODE_SESSION_ID"))
+	}
+	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.AgentSession, e.TmuxPane, DefaultScope)
+	e.Scopes = []string{e.Scope}
+	if place := firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope); place != e.Scope {
+		e.Scopes = append(e.Scopes, place)
+	}
 
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")

@@ -3,6 +3,8 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +19,8 @@ func TestEnvFrom(t *testing.T) {
 		name string
 		vars map[string]string
 		want Env
+		// scopes is want.Scopes; [want.Scope] when nil.
+		scopes []string
 	}{
 		{
 			name: "HOME only",
@@ -129,6 +133,23 @@ func TestEnvFrom(t *testing.T) {
 			want: Env{StateDir: "/q", Scope: "default"},
 		},
 		{
+			name:   "a Claude session is the scope, and the pane's is heard too",
+			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "TMUX_PANE": "%3", "CLAUDE_CODE_SESSION_ID": "c1", "QWEN_CODE_SESSION_ID": "q1"},
+			want:   Env{StateDir: "/q", TmuxPane: "%3", Scope: "claude:c1", AgentSession: "claude:c1", ClaudeSessionID: "c1"},
+			scopes: []string{"claude:c1", "%3"},
+		},
+		{
+			name:   "a qwen session outside tmux",
+			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "QWEN_CODE_SESSION_ID": "q1"},
+			want:   Env{StateDir: "/q", Scope: "qwen:q1", AgentSession: "qwen:q1"},
+			scopes: []string{"qwen:q1", "default"},
+		},
+		{
+			name: "QTASK_SCOPE wins over the agent's session",
+			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_SCOPE": "review", "CLAUDE_CODE_SESSION_ID": "c1"},
+			want: Env{StateDir: "/q", Scope: "review", AgentSession: "claude:c1", ClaudeSessionID: "c1"},
+		},
+		{
 			name: "agent mode off, spelled out",
 			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_AGENT": "false"},
 			want: Env{StateDir: "/q", Scope: "default"},
@@ -140,7 +161,14 @@ func TestEnvFrom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("EnvFrom: %v", err)
 			}
-			if got != tt.want {
+			if tt.scopes == nil {
+				tt.scopes = []string{tt.want.Scope}
+			}
+			if !slices.Equal(got.Scopes, tt.scopes) {
+				t.Errorf("EnvFrom(…).Scopes = %q, want %q", got.Scopes, tt.scopes)
+			}
+			got.Scopes = nil
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("EnvFrom =\n%+v\nwant\n%+v", got, tt.want)
 			}
 		})

@@ -37,7 +37,7 @@ func TestMonitorEventsUpToTheEnd(t *testing.T) {
 	e.line("e8") // a token came back: the sixth and last event
 	e.line("e9 after the end")
 
-	list, err := s.Notifications("A", NotifyOptions{TailBytes: 1024})
+	list, err := s.Notifications([]string{"A"}, NotifyOptions{TailBytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,63 +164,39 @@ type NotifyOptions struct {
 	TailBytes int
 }
 
-// Notifications returns scope's pending notifications in settle order and,
-// unless opts.Peek, consumes them: no other reader will ever get them. With
-// nothing pending it costs one directory read and takes no lock, since it
-// runs on every prompt and tool call of an agent.
-func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification, error) {
-	dir := s.scopeDir(scope)
-	names, err := pendingNames(dir)
-	if err != nil || len(names) == 0 {
-		return nil, err
+// Notifications returns the pending notifications of scopes (an agent
+// session's hook reads its session's scope and the pane's, see
+// docs/AGENTS.md) in settle order and, unless opts.Peek, consumes them: no
+// other reader will ever get them. With nothing pending it costs one
+// directory read per scope and takes no lock, since it runs on every prompt
+// and tool call of an agent.
+func (s *Store) Notifications(scopes []string, opts NotifyOptions) ([]*Notification, error) {
+	pending := false
+	for _, scope := range scopes {
+		names, err := pendingNames(s.scopeDir(scope))
+		if err != nil {
+			return nil, err
+		}
+		pending = pending || len(names) > 0
+	}
+	if !pending {
+		return nil, nil
 	}
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	// Read again under the lock: another reader may have taken them.
-	if names, err = pendingNames(dir); err != nil {
-		return nil, err
-	}
-	type pending struct {
-		path string
-		n    notice
-		r    *record
-	}
-	var list []pending
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		id, isEvent := entryID(name)
-		r, err := s.load(id)
-		var invalid *InvalidRecordError
-		switch {
-		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
-			os.Remove(path) // its task is gone (or is not the scope's): nothing to tell
-			continue
-		case errors.As(err, &invalid):
-			continue // `ls` reports the record; the entry waits until it is fixed or pruned
-		case err != nil:
+	var list []pendingNotice
+	for _, scope := range slices.Compact(slices.Sorted(slices.Values(scopes))) {
+		// Read again under the lock: another reader may have taken them.
+		found, err := s.pendingIn(scope)
+		if err != nil {
 			return nil, err
-		case isEvent:
-			n, err := readNotice(path)
-			if err != nil || n.ID != r.ID || n.Event == nil {
-				os.Remove(path) // damaged: the line it held is lost, the count is in the record
-				continue
-			}
-			list = append(list, pending{path, n, r})
-			continue
-		case r.Running():
-			continue // written just before a crash; its settle will write it again
 		}
-		n, err := readNotice(path)
-		if err != nil || n.ID != r.ID {
-			// Damaged: the record says all there is to say.
-			n = notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()}
-		}
-		list = append(list, pending{path, n, r})
+		list = append(list, found...)
 	}
-	slices.SortFunc(list, func(a, b pending) int {
+	slices.SortFunc(list, func(a, b pendingNotice) int {
 		if a.n.Seq != b.n.Seq {
 			return compareInt64(a.n.Seq, b.n.Seq)
 		}
@@ -249,6 +225,56 @@ func (s *Store) Notifications(scope string, opts NotifyOptions) ([]*Notification
 		}
 	}
 	return out, nil
+}
+
+// pendingNotice is one deliverable queue entry and its task's record.
+type pendingNotice struct {
+	path string
+	n    notice
+	r    *record
+}
+
+// pendingIn reads scope's deliverable entries, for a caller holding the
+// lock, and removes those whose task is gone.
+func (s *Store) pendingIn(scope string) ([]pendingNotice, error) {
+	dir := s.scopeDir(scope)
+	names, err := pendingNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	var list []pendingNotice
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		id, isEvent := entryID(name)
+		r, err := s.load(id)
+		var invalid *InvalidRecordError
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
+			os.Remove(path) // its task is gone (or is not the scope's): nothing to tell
+			continue
+		case errors.As(err, &invalid):
+			continue // `ls` reports the record; the entry waits until it is fixed or pruned
+		case err != nil:
+			return nil, err
+		case isEvent:
+			n, err := readNotice(path)
+			if err != nil || n.ID != r.ID || n.Event == nil {
+				os.Remove(path) // damaged: the line it held is lost, the count is in the record
+				continue
+			}
+			list = append(list, pendingNotice{path, n, r})
+			continue
+		case r.Running():
+			continue // written just before a crash; its settle will write it again
+		}
+		n, err := readNotice(path)
+		if err != nil || n.ID != r.ID {
+			// Damaged: the record says all there is to say.
+			n = notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()}
+		}
+		list = append(list, pendingNotice{path, n, r})
+	}
+	return list, nil
 }
 
 func compareInt64(a, b int64) int {
@@ -331,18 +357,21 @@ func lastBytes(path string, n int) ([]byte, bool, error) {
 
 // WaitNotifications is Notifications that, when nothing is pending, blocks
 // until something is or ctx is done (then it returns ctx's error). It sleeps
-// on file events in the scope's queue directory, not on a timer; a slow
+// on file events in the scopes' queue directories, not on a timer; a slow
 // heartbeat covers file systems without events.
-func (s *Store) WaitNotifications(ctx context.Context, scope string, opts NotifyOptions) ([]*Notification, error) {
-	dir := s.scopeDir(scope)
+func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) ([]*Notification, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err == nil {
 		defer fw.Close()
-		if err = mkdirPrivate(s.notifyDir()); err == nil {
-			err = mkdirPrivate(dir)
-		}
-		if err == nil {
-			err = fw.Add(dir)
+		err = mkdirPrivate(s.notifyDir())
+		for _, scope := range scopes {
+			dir := s.scopeDir(scope)
+			if err == nil {
+				err = mkdirPrivate(dir)
+			}
+			if err == nil {
+				err = fw.Add(dir)
+			}
 		}
 	}
 	var events <-chan fsnotify.Event
@@ -353,7 +382,7 @@ func (s *Store) WaitNotifications(ctx context.Context, scope string, opts Notify
 	tick := time.NewTicker(slowPoll)
 	defer tick.Stop()
 	for {
-		list, err := s.Notifications(scope, opts)
+		list, err := s.Notifications(scopes, opts)
 		if err != nil || len(list) > 0 {
 			return list, err
 		}

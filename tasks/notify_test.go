@@ -35,7 +35,7 @@ func settleOrFail(t *testing.T, s *Store, id string, code int) {
 
 func consume(t *testing.T, s *Store, scope string) []string {
 	t.Helper()
-	list, err := s.Notifications(scope, NotifyOptions{TailBytes: 8 << 10})
+	list, err := s.Notifications([]string{scope}, NotifyOptions{TailBytes: 8 << 10})
 	if err != nil {
 		t.Fatalf("Notifications(%q): %v", scope, err)
 	}
@@ -54,7 +54,7 @@ func TestSettleQueuesExactlyOneNotification(t *testing.T) {
 	if _, changed, err := s.settle("abcd0001", codeOutcome(0)); err != nil || changed {
 		t.Fatalf("late settle: changed=%v err=%v", changed, err)
 	}
-	list, err := s.Notifications("%7", NotifyOptions{TailBytes: 5})
+	list, err := s.Notifications([]string{"%7"}, NotifyOptions{TailBytes: 5})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("the scope's agent got %d notifications (%v) for one ended task, want 1", len(list), err)
 	}
@@ -98,7 +98,7 @@ func TestPeekLeavesNotifications(t *testing.T) {
 	saveRunningIn(t, s, "abcd0001", "A", "")
 	settleOrFail(t, s, "abcd0001", 0)
 	for range 2 {
-		if list, err := s.Notifications("A", NotifyOptions{Peek: true}); err != nil || len(list) != 1 {
+		if list, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(list) != 1 {
 			t.Fatalf("peek = %d, %v; want the one notification, left in place", len(list), err)
 		}
 	}
@@ -124,7 +124,7 @@ func TestCrashBetweenNotificationAndRecord(t *testing.T) {
 		t.Fatalf("a task still running on disk was announced as ended: %q", got)
 	}
 	settleOrFail(t, s, "abcd0001", 1)
-	list, err := s.Notifications("A", NotifyOptions{})
+	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
 	if err != nil || len(list) != 1 || list[0].Task.Status != StatusFailed {
 		t.Fatalf("after the real settle: %d notifications (%v); want exactly one, failed", len(list), err)
 	}
@@ -152,7 +152,7 @@ func TestRacingReadersConsumeEachNotificationOnce(t *testing.T) {
 					return
 				default:
 				}
-				list, err := s.Notifications("A", NotifyOptions{})
+				list, err := s.Notifications([]string{"A"}, NotifyOptions{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -194,7 +194,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	defer cancel()
 	got := make(chan []*Notification, 1)
 	go func() {
-		list, err := s.WaitNotifications(ctx, "A", NotifyOptions{})
+		list, err := s.WaitNotifications(ctx, []string{"A"}, NotifyOptions{})
 		if err != nil {
 			t.Error(err)
 		}
@@ -206,7 +206,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	if list, err := s.WaitNotifications(short, "A", NotifyOptions{}); err == nil || len(list) != 0 {
+	if list, err := s.WaitNotifications(short, []string{"A"}, NotifyOptions{}); err == nil || len(list) != 0 {
 		t.Errorf("waiting with nothing pending returned %d notifications, err %v; want the context's deadline", len(list), err)
 	}
 }
@@ -304,7 +304,7 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 	if err := syscall.Mkfifo(s.outputPath("abcd0001"), fileMode); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.Notifications("U", NotifyOptions{TailBytes: 100})
+	list, err := s.Notifications([]string{"U"}, NotifyOptions{TailBytes: 100})
 	if err != nil || len(list) != 1 || len(list[0].Tail) != 0 || !list[0].TailCut {
 		t.Fatalf("notification with a FIFO for output: %d (%v); want one, no tail, marked cut", len(list), err)
 	}

@@ -6,11 +6,14 @@
 package hooks
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +24,7 @@ import (
 
 	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/route"
+	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -230,8 +234,10 @@ func (c *BlockCounter) Clear() { os.Remove(c.path) }
 type Options struct {
 	// Event overrides the input's hook_event_name.
 	Event string
-	// Scope is whose notifications: the agent's processes' scope.
-	Scope string
+	// Scopes are whose notifications: the agent's processes' scopes, to
+	// which Handle adds the session's (SessionScopes) unless OnlyScopes.
+	Scopes     []string
+	OnlyScopes bool
 	// Hold, at the end of a turn, first waits up to this long for the
 	// scope's running tasks (headless runs end with the turn).
 	Hold time.Duration
@@ -242,7 +248,7 @@ type Options struct {
 }
 
 // Handle answers one hook event of agent a: the pending notifications of
-// opts.Scope, consumed, in the agent's answer shape; nil when there is
+// opts.Scopes, consumed, in the agent's answer shape; nil when there is
 // nothing to say. At the end of a turn it blocks only while notifications
 // are pending and the agent would honour one more block; otherwise they
 // stay queued for the next prompt.
@@ -259,22 +265,29 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		in.Event = event
 		return a.Route(in, opts)
 	}
+	agentDir := filepath.Join(opts.StateDir, "agent")
+	if !opts.OnlyScopes {
+		if event == "SessionStart" {
+			a.RecordFork(agentDir, in)
+		}
+		opts.Scopes = append(a.SessionScopes(agentDir, in.SessionID), opts.Scopes...)
+	}
 	var counter *BlockCounter
 	if kind == EndOfTurn {
 		key := in.SessionID
 		if key == "" {
-			key = "scope:" + opts.Scope
+			key = "scope:" + strings.Join(opts.Scopes, "\x00")
 		}
-		counter = NewBlockCounter(filepath.Join(opts.StateDir, "agent"), a, key)
+		counter = NewBlockCounter(agentDir, a, key)
 		if !counter.Allow(in.StopHookActive) {
 			counter.Clear()
 			return nil, nil
 		}
 		if opts.Hold > 0 {
-			holdForRunning(ctx, store, opts.Scope, opts.Hold)
+			holdForRunning(ctx, store, opts.Scopes, opts.Hold)
 		}
 	}
-	list, err := store.Notifications(opts.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	list, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -293,12 +306,19 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	return out, nil
 }
 
-// holdForRunning waits up to hold for the scope's running tasks to end, so
+// holdForRunning waits up to hold for the scopes' running tasks to end, so
 // that a headless run hears about the tasks it started before it exits.
 // Whatever has not ended by then is left for a later prompt.
-func holdForRunning(ctx context.Context, store *tasks.Store, scope string, hold time.Duration) {
-	ids, err := store.RunningIn(scope)
-	if err != nil || len(ids) == 0 {
+func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, hold time.Duration) {
+	var ids []string
+	for _, scope := range scopes {
+		running, err := store.RunningIn(scope)
+		if err != nil {
+			return
+		}
+		ids = append(ids, running...)
+	}
+	if len(ids) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, hold)
@@ -322,4 +342,104 @@ func (a Agent) Route(in Input, opts Options) ([]byte, error) {
 		return nil, nil
 	}
 	return nil, route.MarkBackground(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command)
+}
+
+// A resumed session keeps its id in all three agents (measured: `claude
+// --resume`/`--continue`, `qwen --resume`/`--continue`, `gemini --resume`),
+// so it keeps hearing its scope. A fork (`--fork-session`) gets a new id;
+// qwen-code marks every message it copied with `"forkedFrom":{"sessionId":
+// PARENT}` in the fork's transcript, which exists when the fork's
+// SessionStart fires. The hook records the chain, and the fork hears its
+// parent's tasks too. (Claude Code's fork names no parent, and writes its
+// transcript only after SessionStart: a Claude fork hears its own tasks.)
+
+// maxTranscriptScan bounds how much of a transcript is read for its parent:
+// a fork's copied messages come first.
+const maxTranscriptScan = 1 << 20
+
+// SessionScopes are the scopes of the agent's session id: its own, then
+// those of the sessions it was forked from, nearest first; none when id is
+// empty. dir holds the recorded chains (RecordFork).
+func (a Agent) SessionScopes(dir, id string) []string {
+	own := config.SessionScope(a.Name, id)
+	if own == "" {
+		return nil
+	}
+	scopes := []string{own}
+	if data, err := readSmallFile(chainPath(dir, own)); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if line != "" && !slices.Contains(scopes, line) {
+				scopes = append(scopes, line)
+			}
+		}
+	}
+	return scopes
+}
+
+// RecordFork records, when the transcript of in's session says it was
+// forked from another session, that the session hears the parent's scopes
+// too. Errors are ignored: an unrecorded fork hears its own tasks.
+func (a Agent) RecordFork(dir string, in Input) {
+	if in.SessionID == "" || in.TranscriptPath == "" {
+		return
+	}
+	parent := forkedFrom(in.TranscriptPath)
+	if parent == "" || parent == in.SessionID {
+		return
+	}
+	chain := a.SessionScopes(dir, parent)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	writeSmallFile(chainPath(dir, config.SessionScope(a.Name, in.SessionID)), strings.Join(chain, "\n")+"\n")
+}
+
+// forkedFrom is the session a transcript's messages were copied from, ""
+// when none says so.
+func forkedFrom(transcript string) string {
+	f, err := os.Open(transcript)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, maxTranscriptScan))
+	sc.Buffer(make([]byte, 64<<10), maxTranscriptScan)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), []byte(`"forkedFrom"`)) {
+			continue
+		}
+		var line struct {
+			ForkedFrom struct {
+				SessionID string `json:"sessionId"`
+			} `json:"forkedFrom"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.ForkedFrom.SessionID != "" {
+			return line.ForkedFrom.SessionID
+		}
+	}
+	return ""
+}
+
+func chainPath(dir, scope string) string {
+	sum := sha256.Sum256([]byte(scope))
+	return filepath.Join(dir, "session-"+hex.EncodeToString(sum[:12]))
+}
+
+// readSmallFile reads a state file of the hooks, never through a link.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 64<<10))
+}
+
+// writeSmallFile replaces a state file of the hooks, never through a link.
+func writeSmallFile(path, text string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		f.WriteString(text)
+		f.Close()
+	}
 }

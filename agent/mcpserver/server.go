@@ -130,7 +130,7 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 // of a result. A queue that cannot be read is said so in the result, and
 // its notifications stay queued for the next reader.
 func (h *handlers) pending(c *call) string {
-	list, err := c.store.Notifications(h.opts.Start.Scope, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	list, err := c.store.Notifications([]string{h.opts.Start.Scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return "\n\n(qtask could not read the task notifications: " + oneLine(err) + ")"
 	}

@@ -30,12 +30,19 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 	return cmd
 }
 
+// scopeFlagUsage describes the --scope flag of the commands that read
+// notifications.
+const scopeFlagUsage = "whose notifications (default: the caller's scopes, see docs/AGENTS.md, \"Scope\")"
+
 // InboxOptions are the parsed flags of `qtask agent inbox`.
 type InboxOptions struct {
 	Scope string
-	Wait  time.Duration
-	Peek  bool
-	JSON  bool
+	// Scopes are the scopes read: Scope when given, else the caller's
+	// (config.Env.Scopes).
+	Scopes []string
+	Wait   time.Duration
+	Peek   bool
+	JSON   bool
 }
 
 // NewCmdAgentInbox builds `qtask agent inbox`.
@@ -54,8 +61,9 @@ leave them queued.`,
 			if opts.Wait < 0 {
 				return usageErrorf("--wait must not be negative")
 			}
-			if opts.Scope == "" {
-				opts.Scope = deps.Env.Scope
+			opts.Scopes = deps.Env.Scopes
+			if opts.Scope != "" {
+				opts.Scopes = []string{opts.Scope}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -63,7 +71,7 @@ leave them queued.`,
 			return runAgentInbox(cmd.Context(), deps, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Scope, "scope", "", "whose notifications (default: $QTASK_SCOPE, else $TMUX_PANE, else \"default\")")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "when none is pending, wait this long for one (exit 124 if none comes)")
 	cmd.Flags().BoolVar(&opts.Peek, "peek", false, "print without consuming")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array: each task with its output tail and envelope")
@@ -90,7 +98,7 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 	if opts.Wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, opts.Wait)
 		defer cancel()
-		list, err = store.WaitNotifications(wctx, opts.Scope, nopts)
+		list, err = store.WaitNotifications(wctx, opts.Scopes, nopts)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if opts.JSON {
 				fmt.Fprintln(deps.IO.Out, "[]")
@@ -98,7 +106,7 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 			return &ExitError{Code: exitTimeout}
 		}
 	} else {
-		list, err = store.Notifications(opts.Scope, nopts)
+		list, err = store.Notifications(opts.Scopes, nopts)
 	}
 	if err != nil {
 		return err

@@ -21,16 +21,16 @@ func runAgentCmd(cmd *cobra.Command, args ...string) error {
 
 func TestAgentFlags(t *testing.T) {
 	deps, _, _ := testDeps()
-	deps.Env.Scope = "%7"
+	deps.Env.Scope, deps.Env.Scopes = "claude:s1", []string{"claude:s1", "%7"}
 	var inbox InboxOptions
 	newInbox := func() *cobra.Command {
 		return NewCmdAgentInbox(deps, func(_ context.Context, o *InboxOptions) error { inbox = *o; return nil })
 	}
-	if err := runAgentCmd(newInbox()); err != nil || inbox != (InboxOptions{Scope: "%7"}) {
-		t.Errorf("inbox: %+v, %v; want the caller's scope", inbox, err)
+	if err := runAgentCmd(newInbox()); err != nil || !reflect.DeepEqual(inbox, InboxOptions{Scopes: deps.Env.Scopes}) {
+		t.Errorf("inbox: %+v, %v; want the caller's scopes", inbox, err)
 	}
 	if err := runAgentCmd(newInbox(), "--scope", "s", "--wait", "2s", "--peek", "--json"); err != nil ||
-		inbox != (InboxOptions{Scope: "s", Wait: 2 * time.Second, Peek: true, JSON: true}) {
+		!reflect.DeepEqual(inbox, InboxOptions{Scope: "s", Scopes: []string{"s"}, Wait: 2 * time.Second, Peek: true, JSON: true}) {
 		t.Errorf("inbox with flags: %+v, %v", inbox, err)
 	}
 	var usage *UsageError
@@ -43,7 +43,7 @@ func TestAgentFlags(t *testing.T) {
 		return NewCmdAgentHook(deps, func(_ context.Context, o *HookOptions) error { hook = *o; return nil })
 	}
 	if err := runAgentCmd(newHook(), "gemini", "--event", "AfterAgent", "--hold", "1m"); err != nil ||
-		!reflect.DeepEqual(hook, HookOptions{Agent: hooks.Gemini, Event: "AfterAgent", Scope: "%7", Hold: time.Minute}) {
+		!reflect.DeepEqual(hook, HookOptions{Agent: hooks.Gemini, Event: "AfterAgent", Hold: time.Minute}) {
 		t.Errorf("hook: %+v, %v", hook, err)
 	}
 	// A hook's bad call is exit 1, never a usage error (exit 2 blocks Claude).

@@ -60,9 +60,6 @@ no answer.`,
 				return fmt.Errorf("--hold must not be negative")
 			}
 			opts.Agent = a
-			if opts.Scope == "" {
-				opts.Scope = deps.Env.Scope
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -72,7 +69,7 @@ no answer.`,
 	// Exit 1, not qtask's usage code 2: Claude reads 2 as "block".
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	cmd.Flags().StringVar(&opts.Event, "event", "", "the event, when the input does not name it (hook_event_name)")
-	cmd.Flags().StringVar(&opts.Scope, "scope", "", "whose notifications (default: $QTASK_SCOPE, else $TMUX_PANE, else \"default\")")
+	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
 	cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
 	return cmd
 }
@@ -97,8 +94,12 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if err != nil {
 		return hookWarning(deps, err)
 	}
+	scopes := deps.Env.Scopes
+	if opts.Scope != "" {
+		scopes = []string{opts.Scope}
+	}
 	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{
-		Event: event, Scope: opts.Scope, Hold: opts.Hold, StateDir: store.Dir(),
+		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
 		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
 	})
 	if err != nil {
