@@ -42,6 +42,10 @@ type Agent struct {
 	// BlockCap is how many consecutive Stop blocks the agent honours; it
 	// overrides the next one, and what that block said would be lost.
 	BlockCap int
+	// AsyncRewake: the agent runs hooks marked asyncRewake in the
+	// background and wakes its model with what one says when it exits 2
+	// (Claude Code; see Rewake).
+	AsyncRewake bool
 }
 
 // The agents, as measured on their pinned releases (shared
@@ -50,7 +54,7 @@ type Agent struct {
 // to qwen's.
 var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
-		routeEvent: "PreToolUse", ShellTool: "Bash"}
+		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
 	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
 	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
 )
@@ -71,6 +75,10 @@ func Lookup(name string) (Agent, error) {
 // Events lists the events qtask hooks into for the agent: the context
 // events, then the end of turn.
 func (a Agent) Events() []string { return append(slices.Clone(a.contextEvents), a.stopEvent) }
+
+// StopEvent is the event that ends the agent's turn, where an asyncRewake
+// waiter is armed.
+func (a Agent) StopEvent() string { return a.stopEvent }
 
 // RouteEvent is the event that fires before a call of the agent's shell
 // tool, "" for an agent whose calls qtask does not route: qwen-code and
@@ -239,7 +247,8 @@ type Options struct {
 	Scopes     []string
 	OnlyScopes bool
 	// Hold, at the end of a turn, first waits up to this long for the
-	// scope's running tasks (headless runs end with the turn).
+	// scope's running tasks (headless runs end with the turn); Rewake
+	// waits up to this long for a notification.
 	Hold time.Duration
 	// StateDir keeps the block counts (under agent/).
 	StateDir string
@@ -442,4 +451,117 @@ func writeSmallFile(path, text string) {
 		f.WriteString(text)
 		f.Close()
 	}
+}
+
+// wakeLead opens the text an asyncRewake hook wakes Claude with.
+const wakeLead = "Background tasks you started have ended while you were idle. Read their notifications below and act on them.\n"
+
+// Rewake is Claude Code's asyncRewake hook, armed at the end of each turn:
+// while the session's scopes have running tasks, it waits (up to
+// opts.Hold) for their next notification and returns the text to wake the
+// model with (the hook prints it on stderr and exits 2); "" when nothing
+// runs, or nothing came in time. Claude runs it in the background in an
+// interactive or streaming-input session, so it also fires while the agent
+// works; the notification is consumed like any other, so whichever hook
+// takes it first tells it, once. Claude waits for its async hooks before a
+// headless run exits (measured: plain -p runs them synchronously), which
+// is why it waits only while tasks run: as Claude waits for its own
+// background commands in -p mode. One waiter per session: a new one stops
+// the one before (armed at an earlier end of turn, it would run out
+// sooner).
+func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Options) (string, error) {
+	agentDir := filepath.Join(opts.StateDir, "agent")
+	scopes := opts.Scopes
+	if !opts.OnlyScopes {
+		scopes = append(a.SessionScopes(agentDir, in.SessionID), scopes...)
+	}
+	release, err := takeOverWaiter(ctx, agentDir, a.Name+"\x00"+in.SessionID+"\x00"+strings.Join(scopes, "\x00"))
+	if err != nil || release == nil {
+		return "", err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, opts.Hold)
+	defer cancel()
+	nopts := tasks.NotifyOptions{TailBytes: agent.TailBytes}
+	var list []*tasks.Notification
+	for len(list) == 0 && ctx.Err() == nil {
+		var ids []string
+		for _, scope := range scopes {
+			running, err := store.RunningIn(scope)
+			if err != nil {
+				return "", err
+			}
+			ids = append(ids, running...)
+		}
+		if len(ids) == 0 {
+			// Nothing runs: what is pending now is all there will be.
+			if list, err = store.Notifications(scopes, nopts); err != nil {
+				return "", err
+			}
+			break
+		}
+		// Wait for a notification, or for the running tasks to end
+		// without one (a task Claude itself announces), then look again.
+		wctx, stop := context.WithCancel(ctx)
+		go func() { store.Wait(wctx, ids); stop() }()
+		list, err = store.WaitNotifications(wctx, scopes, nopts)
+		stop()
+		if err != nil && wctx.Err() == nil {
+			return "", err
+		}
+	}
+	if len(list) == 0 {
+		return "", nil // nothing to wake for, out of time, or superseded
+	}
+	envelopes := make([]string, len(list))
+	for i, n := range list {
+		envelopes[i] = agent.Envelope(n)
+	}
+	return wakeLead + strings.Join(envelopes, "\n"), nil
+}
+
+// takeOverWaiter makes this process the one waiter for key: it stops the
+// previous waiter (a process running the same command line as this one,
+// whose pid the lock file names) and takes the lock it held. release is
+// nil when the lock could not be had in time (the waiter before did not
+// let go): then this one does not wait.
+func takeOverWaiter(ctx context.Context, dir, key string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(key))
+	f, err := os.OpenFile(filepath.Join(dir, "wake-"+hex.EncodeToString(sum[:12])), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if data, err := io.ReadAll(io.LimitReader(f, 32)); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && sameCommand(pid) {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			f.Close()
+			return nil, nil
+		}
+		time.Sleep(20 * time.Millisecond) // the stopped waiter is exiting
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { f.Close() }, nil
+}
+
+// sameCommand reports whether pid is another process running this
+// process's command line (an earlier waiter of the same hook).
+func sameCommand(pid int) bool {
+	if pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	theirs, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	ours, err := os.ReadFile("/proc/self/cmdline")
+	return err == nil && bytes.Equal(theirs, ours)
 }

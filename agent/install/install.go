@@ -109,7 +109,11 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		}
 	}
 	for _, ev := range a.Events() {
-		merged, err := merge(hooksObj, a, ev, "", entry(a, ev, command, hold, marked))
+		want := []*object{entry(a, ev, command, hold, marked)}
+		if a.AsyncRewake && ev == a.StopEvent() {
+			want = append(want, rewakeEntry(command))
+		}
+		merged, err := merge(hooksObj, a, ev, "", want...)
 		if err != nil {
 			return nil, err
 		}
@@ -121,16 +125,20 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 	return encode(root), nil
 }
 
-// merge puts want in event's list as qtask's one entry for a, in a group
-// of its own (with matcher, when not empty), unless it is there already;
+// merge puts want in event's list as qtask's entries for a, in a group of
+// their own (with matcher, when not empty), unless they are there already;
 // it reports whether it changed anything.
-func merge(hooksObj *object, a hooks.Agent, event, matcher string, want *object) (bool, error) {
+func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*object) (bool, error) {
 	groups, err := groupsOf(hooksObj, event)
 	if err != nil {
 		return false, err
 	}
 	ours := oursIn(groups, a)
-	if len(ours) == 1 && bytes.Equal(encode(ours[0]), encode(want)) {
+	list := make([]any, len(want))
+	for i, w := range want {
+		list[i] = w
+	}
+	if len(ours) == len(want) && bytes.Equal(encode(ours), encode(list)) {
 		return false, nil
 	}
 	groups, _ = withoutOurs(groups, a)
@@ -138,7 +146,7 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want *object)
 	if matcher != "" {
 		group.set("matcher", matcher)
 	}
-	group.set("hooks", []any{want})
+	group.set("hooks", list)
 	hooksObj.set(event, append(groups, group))
 	return true, nil
 }
@@ -242,6 +250,26 @@ func entry(a hooks.Agent, event, command string, hold time.Duration, marked bool
 		}
 		e.set("description", d)
 	}
+	return e
+}
+
+// rewakeTimeout is Claude's timeout for the asyncRewake waiter (an hour),
+// and rewakeWait how long the waiter waits: a little less, so that it
+// ends on its own rather than being killed with a notification in hand.
+const (
+	rewakeTimeout = time.Hour
+	rewakeWait    = rewakeTimeout - time.Minute
+)
+
+// rewakeEntry is the asyncRewake waiter armed at each end of Claude's turn
+// (hooks.Agent.Rewake): it wakes an idle agent when a task ends.
+func rewakeEntry(command string) *object {
+	e := newObject()
+	e.set("type", "command")
+	e.set("command", command+" --rewake "+rewakeWait.String())
+	e.set("timeout", jsonNumber(int64(rewakeTimeout/time.Second)))
+	e.set("async", true)
+	e.set("asyncRewake", true)
 	return e
 }
 

@@ -18,6 +18,9 @@ type HookOptions struct {
 	Event string
 	Scope string
 	Hold  time.Duration
+	// Rewake makes the hook Claude's asyncRewake waiter (see
+	// hooks.Agent.Rewake): it waits up to this long.
+	Rewake time.Duration
 }
 
 // maxHookInput bounds what a hook reads from the agent: the JSON of one
@@ -56,8 +59,8 @@ no answer.`,
 			if err != nil {
 				return err
 			}
-			if opts.Hold < 0 {
-				return fmt.Errorf("--hold must not be negative")
+			if opts.Hold < 0 || opts.Rewake < 0 {
+				return fmt.Errorf("--hold and --rewake must not be negative")
 			}
 			opts.Agent = a
 			if runF != nil {
@@ -71,6 +74,7 @@ no answer.`,
 	cmd.Flags().StringVar(&opts.Event, "event", "", "the event, when the input does not name it (hook_event_name)")
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
 	cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
+	cmd.Flags().DurationVar(&opts.Rewake, "rewake", 0, "Claude's asyncRewake hook: wait up to this long for the next notification, then exit 2 with it on stderr (0 when none came)")
 	return cmd
 }
 
@@ -87,7 +91,7 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if event == "" {
 		event = in.Event
 	}
-	if opts.Agent.Classify(event) == hooks.Ignored {
+	if opts.Rewake == 0 && opts.Agent.Classify(event) == hooks.Ignored {
 		return nil // not even the state dir is opened
 	}
 	store, err := deps.Store(ctx)
@@ -98,10 +102,20 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if opts.Scope != "" {
 		scopes = []string{opts.Scope}
 	}
-	out, err := opts.Agent.Handle(ctx, store, in, hooks.Options{
+	hopts := hooks.Options{
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
 		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
-	})
+	}
+	if opts.Rewake > 0 {
+		hopts.Hold = opts.Rewake
+		text, err := opts.Agent.Rewake(ctx, store, in, hopts)
+		if err != nil || text == "" {
+			return hookWarning(deps, err)
+		}
+		fmt.Fprintln(deps.IO.ErrOut, text)
+		return &ExitError{Code: exitRewake}
+	}
+	out, err := opts.Agent.Handle(ctx, store, in, hopts)
 	if err != nil {
 		return hookWarning(deps, err)
 	}
@@ -109,9 +123,16 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	return err
 }
 
+// exitRewake is the exit code with which an asyncRewake hook wakes Claude
+// Code's model (with its stderr).
+const exitRewake = 2
+
 // hookWarning reports a problem the hook cannot act on without failing
-// the agent's hook: one line on stderr, exit 0.
+// the agent's hook: one line on stderr, exit 0 (nil err: nothing to say).
 func hookWarning(deps *Deps, err error) error {
+	if err == nil {
+		return nil
+	}
 	fmt.Fprintf(deps.IO.ErrOut, "qtask: agent hook: %s; nothing delivered\n", displayValue(err.Error()))
 	return nil
 }
