@@ -69,3 +69,23 @@ func TestShowHereOutsideTmuxIsAnArgumentError(t *testing.T) {
 		t.Fatalf("attach --here outside tmux: %v, want an ArgumentError (exit 2)", err)
 	}
 }
+
+// A task's window opens beside its caller only when the caller's pane is
+// on the task's server: a pane id means nothing on another server.
+func TestCallerOnServer(t *testing.T) {
+	task := tmux.NewSocketServer("/run/task.sock")
+	for _, tc := range []struct {
+		name   string
+		caller Caller
+		want   bool
+	}{
+		{"outside tmux", Caller{}, false},
+		{"in a pane of the task's server", Caller{Pane: "%3", Server: task}, true},
+		{"in a pane of another server", Caller{Pane: "%3", Server: tmux.NewSocketServer("/run/other.sock")}, false},
+		{"no pane", Caller{Server: task}, false},
+	} {
+		if got := tc.caller.On(task); got != tc.want {
+			t.Errorf("%s: On = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

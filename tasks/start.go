@@ -31,13 +31,13 @@ type StartOptions struct {
 	Shell      string   // program that runs Command with -c
 	Background bool     // nobody waits on it in the foreground
 	Session    string   // tmux session holding the task's window
-	// CallerPane, for a run from inside tmux on the task's server, is the
-	// caller's pane. A foreground task's window opens, unselected, in the
-	// caller's session, where the human can watch it — unless
+	// Caller is where the run was called from. When the caller's pane is
+	// on the task's server, a foreground task's window opens, unselected,
+	// in the caller's session, where the human can watch it — unless
 	// WindowInSession, which puts it in Session as for a background task
 	// (an agent's many quick commands would flicker in the user's window
 	// list).
-	CallerPane      tmux.PaneID
+	Caller          Caller
 	WindowInSession bool
 	// AgentCommand: a coding agent ran the command (agent mode), so its
 	// window shows the start of the command beside the id: nobody typed it.
@@ -116,6 +116,10 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err != nil {
 		return nil, err
 	}
+	var callerPane tmux.PaneID
+	if opts.Caller.On(opts.Server) {
+		callerPane = opts.Caller.Pane
+	}
 	r := &record{
 		Task: Task{
 			ID: id, Name: opts.Name, Kind: kind, Command: opts.Command, Cwd: opts.Cwd,
@@ -124,16 +128,16 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		},
 		TmuxServer:     opts.Server.String(),
 		WaiterPID:      opts.WaiterPID,
-		CallerPane:     string(opts.CallerPane),
+		CallerPane:     string(callerPane),
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 		StatusFormat:   opts.StatusFormat,
 	}
 	var callerSession tmux.SessionID
-	if !opts.Background && !opts.WindowInSession && opts.CallerPane != "" {
+	if !opts.Background && !opts.WindowInSession && callerPane != "" {
 		// A caller pane that cannot be described (closed already) just
 		// means the window goes to the background session instead.
-		callerSession, _ = opts.Server.SessionOf(ctx, opts.CallerPane)
+		callerSession, _ = opts.Server.SessionOf(ctx, callerPane)
 	}
 	s.countStart(id)
 	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{

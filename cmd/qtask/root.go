@@ -122,12 +122,10 @@ func (d *Deps) Caller() tasks.Caller {
 }
 
 // startOptions is what every start from this process shares: the
-// caller's environment and scope, the configured shell, session, output
-// cap and stop grace, and, for a foreground run, the caller's pane (when
-// the tasks run on the caller's own tmux server, so the window can open
-// beside it).
+// caller's environment, scope and place, the configured shell, session,
+// output cap and stop grace.
 func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
-	start := tasks.StartOptions{
+	return tasks.StartOptions{
 		Env:            d.Environ,
 		Scope:          d.Env.Scope,
 		Shell:          cfg.Shell,
@@ -137,11 +135,8 @@ func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
 		OutputMaxBytes: cfg.OutputMaxBytes,
 		StatusFormat:   cfg.StatusFormat,
 		StopGrace:      cfg.StopGrace,
+		Caller:         d.Caller(),
 	}
-	if d.Env.TmuxSocket == "" || d.Env.TmuxSocket == d.Env.TmuxSocketFromTMUX() {
-		start.CallerPane = tmux.PaneID(d.Env.TmuxPane)
-	}
-	return start
 }
 
 // typedName is how hints name qtask: as the user typed it, so a hint
