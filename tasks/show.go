@@ -17,6 +17,15 @@ type Caller struct {
 	Server tmux.Server
 }
 
+// CallerAt is the caller in pane of the server listening on socket (the
+// first field of $TMUX); zero when either is missing: outside tmux.
+func CallerAt(socket, pane string) Caller {
+	if socket == "" || pane == "" {
+		return Caller{}
+	}
+	return Caller{Pane: tmux.PaneID(pane), Server: tmux.NewSocketServer(socket)}
+}
+
 // Inside reports whether the caller runs in a tmux pane.
 func (c Caller) Inside() bool { return c.Pane != "" }
 

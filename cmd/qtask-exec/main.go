@@ -47,5 +47,5 @@ func dispatch(verb, stateDir, id string) (int, error) {
 	if verb == "_capture" {
 		return 0, store.Capture(id, os.Stdin)
 	}
-	return wrapper.Run(context.Background(), store, id, env)
+	return wrapper.Run(context.Background(), store, id, env, os.Stdin, os.Stdout)
 }

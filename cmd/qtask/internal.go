@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/cmd/internal/wrapper"
@@ -38,7 +36,11 @@ func hiddenCommand(use string, nargs int, run func(cmd *cobra.Command, store *ta
 // first process of a task's pane.
 func newCmdExec(deps *Deps) *cobra.Command {
 	return hiddenCommand("_exec ID", 1, func(cmd *cobra.Command, store *tasks.Store, args []string) error {
-		code, err := wrapper.Run(cmd.Context(), store, args[0], deps.Env)
+		tty, out, err := deps.IO.Files()
+		if err != nil {
+			return err
+		}
+		code, err := wrapper.Run(cmd.Context(), store, args[0], deps.Env, tty, out)
 		if err == nil && code != 0 {
 			err = &ExitError{Code: code}
 		}
@@ -50,7 +52,11 @@ func newCmdExec(deps *Deps) *cobra.Command {
 // the pane's pipe-pane.
 func newCmdCapture(deps *Deps) *cobra.Command {
 	return hiddenCommand("_capture ID", 1, func(_ *cobra.Command, store *tasks.Store, args []string) error {
-		return store.Capture(args[0], os.Stdin)
+		in, _, err := deps.IO.Files()
+		if err != nil {
+			return err
+		}
+		return store.Capture(args[0], in)
 	})
 }
 
@@ -67,7 +73,11 @@ func newCmdPaneDone(deps *Deps) *cobra.Command {
 		if err != nil {
 			cfg = config.Default() // the task must settle even with a broken config
 		}
-		return shellhooks.Done(cmd.Context(), store, store.Dir(), pane, status, os.Stdout, cfg.KeepPromotedPane)
+		_, tty, err := deps.IO.Files()
+		if err != nil {
+			return err
+		}
+		return shellhooks.Done(cmd.Context(), store, store.Dir(), pane, status, tty, cfg.KeepPromotedPane)
 	})
 	cmd.Flags().IntVar(&status, "status", 0, "exit status of the promoted command")
 	return cmd

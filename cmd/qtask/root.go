@@ -42,6 +42,18 @@ type IOStreams struct {
 	ErrOut io.Writer
 }
 
+// Files are In and Out as the files they are, for the hidden commands
+// tmux runs on a pane's terminal or pipe: the wrapper and the capture need
+// file descriptors (terminal size, the pane's pipe), not just streams.
+func (s IOStreams) Files() (in, out *os.File, err error) {
+	in, inOK := s.In.(*os.File)
+	out, outOK := s.Out.(*os.File)
+	if !inOK || !outOK {
+		return nil, nil, errors.New("this internal command needs its standard input and output to be files (a tmux pane's terminal or pipe)")
+	}
+	return in, out, nil
+}
+
 // Deps is what commands need from the outside world, built once in Main.
 // Everything environment-dependent is resolved here so commands never read
 // the environment themselves.
@@ -115,10 +127,7 @@ func (d *Deps) Server() tmux.Server {
 // Caller is where qtask was run from: the caller's tmux pane and the
 // server of $TMUX, both zero outside tmux.
 func (d *Deps) Caller() tasks.Caller {
-	if d.Env.TmuxPane == "" || d.Env.TmuxSocketFromTMUX() == "" {
-		return tasks.Caller{}
-	}
-	return tasks.Caller{Pane: tmux.PaneID(d.Env.TmuxPane), Server: tmux.NewSocketServer(d.Env.TmuxSocketFromTMUX())}
+	return tasks.CallerAt(d.Env.TmuxSocketFromTMUX(), d.Env.TmuxPane)
 }
 
 // startOptions is what every start from this process shares: the

@@ -12,19 +12,21 @@ import (
 )
 
 // Run runs task id's wrapper in this process's pane, which env describes
-// ($TMUX, $TMUX_PANE), on the pane's terminal (stdin, stdout). It returns
-// the wrapper's exit status, or why it could not start.
-func Run(ctx context.Context, store *tasks.Store, id string, env config.Env) (int, error) {
+// ($TMUX, $TMUX_PANE), on the pane's terminal (tty, out: the process's
+// stdin and stdout). It returns the wrapper's exit status, or why it could
+// not start.
+func Run(ctx context.Context, store *tasks.Store, id string, env config.Env, tty, out *os.File) (int, error) {
 	pane, err := tmux.ParsePaneID(env.TmuxPane)
 	if err != nil {
 		return 0, err
 	}
+	here := tasks.CallerAt(env.TmuxSocketFromTMUX(), string(pane))
 	return store.Exec(ctx, tasks.ExecOptions{
 		ID:      id,
-		Server:  tmux.NewSocketServer(env.TmuxSocketFromTMUX()),
+		Server:  here.Server,
 		TmuxEnv: env.Tmux,
-		Pane:    pane,
-		TTY:     os.Stdin,
-		Out:     os.Stdout,
+		Pane:    here.Pane,
+		TTY:     tty,
+		Out:     out,
 	}), nil
 }
