@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -60,6 +61,11 @@ const (
 	reasonMaxEvents = "max events reached"
 	reasonIdle      = "idle timeout"
 )
+
+// monitorLockPath is the lock monitor starts take while they count the
+// scope's monitors and add theirs. It is never taken under the state lock,
+// which the count itself takes.
+func (s *Store) monitorLockPath() string { return filepath.Join(s.dir, "monitor.lock") }
 
 // prepareMonitor checks a monitor's options and the scope's running
 // monitors, and for a monitor of a task turns opts into the start of its

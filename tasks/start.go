@@ -81,6 +81,13 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	kind := KindShell
 	var mon *monitorSpec
 	if opts.Monitor != nil {
+		// Until its record is saved, no other monitor start counts the
+		// scope's monitors: the limit holds for starts at the same time.
+		unlock, err := s.lockAt(s.monitorLockPath())
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		if mon, err = s.prepareMonitor(&opts); err != nil {
 			return nil, err
 		}

@@ -383,7 +383,12 @@ var errSkip = errors.New("skip")
 // so one lock for the whole store is simpler than one per task and costs
 // nothing measurable.
 func (s *Store) lock() (func(), error) {
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	return s.lockAt(s.lockPath())
+}
+
+// lockAt takes an exclusive lock on the lock file at path.
+func (s *Store) lockAt(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}

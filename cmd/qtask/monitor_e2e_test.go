@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,6 +262,50 @@ func TestMonitorSeventeenthRefused(t *testing.T) {
 		t.Errorf("a monitor after one ended: exit %d: %s", r.code, r.stderr)
 	}
 	h.mustQtask("stop", "--all")
+}
+
+// TestMonitorLimitHoldsForConcurrentStarts: 20 monitors started at the
+// same moment in one scope leave exactly 16 running, the others refused.
+func TestMonitorLimitHoldsForConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	codes := make(chan int, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { codes <- h.qtask("monitor", "--", "sleep 300").code })
+	}
+	wg.Wait()
+	close(codes)
+	started, refused := 0, 0
+	for c := range codes {
+		switch c {
+		case 0:
+			started++
+		case exitLimit:
+			refused++
+		}
+	}
+	running, _ := h.runningMonitors()
+	if started != 16 || refused != 4 || running != 16 {
+		t.Errorf("20 concurrent starts: %d started, %d refused, %d monitors running; want 16, 4, 16", started, refused, running)
+	}
+	h.mustQtask("stop", "--all")
+}
+
+// runningMonitors counts the running monitors `ls --json` lists.
+func (h *harness) runningMonitors() (int, []tasks.Task) {
+	h.t.Helper()
+	var list []tasks.Task
+	if err := json.Unmarshal([]byte(h.mustQtask("ls", "--json", "--status", "running")), &list); err != nil {
+		h.t.Fatal(err)
+	}
+	n := 0
+	for _, task := range list {
+		if task.Kind == tasks.KindMonitor {
+			n++
+		}
+	}
+	return n, list
 }
 
 // TestMonitorExistingTask: `qtask monitor ID --match RE` turns the task's
