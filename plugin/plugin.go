@@ -1,14 +1,17 @@
 // Package plugin is qtask's side of its tmux plugin: scripts/qtask.tmux only
 // finds the binary and runs `qtask init tmux`, which reads the user's
-// @qtask-* options and binds qtask's keys here. Everything a tmux user can
-// tune is a user option, read with its default; the plugin sets no option
-// but its own (@qtask-bound-keys, @qtask_status) and never touches
-// status-left or status-right.
+// @qtask-* options and binds qtask's keys here, and adds its hooks to the
+// ones that fire when a pane closes. Everything a tmux user can tune is a
+// user option, read with its default; the plugin sets no option but its
+// own (@qtask-bound-keys, @qtask_status) and never touches status-left or
+// status-right.
 package plugin
 
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/qtask/qtask/tmux"
@@ -18,6 +21,7 @@ import (
 const (
 	OptPromoteKey = "@qtask-promote-key"
 	OptMenuKey    = "@qtask-menu-key"
+	OptMenuStyle  = "@qtask-menu-style"
 	// optBoundKeys remembers which prefix keys the last load bound, so a
 	// reload after the user changed a key frees the old one.
 	optBoundKeys = "@qtask-bound-keys"
@@ -40,11 +44,41 @@ type Binding struct {
 	What   string // for doctor and errors: "promote"
 }
 
+// How the menu key shows the tasks.
+const (
+	MenuPopup = "popup" // qtask ui, full screen in a display-popup
+	MenuTmux  = "menu"  // tmux's own display-menu, filled by qtask _menu
+)
+
+// MenuStyle decides how the menu key shows the tasks: as option says
+// ("popup" or "menu"), else in a popup where tmux has display-popup (3.2
+// and later) and in a display-menu before. version is what `tmux -V`
+// prints ("tmux 3.1c", "tmux next-3.4", "tmux master"); one without a
+// readable number is taken for a recent tmux.
+func MenuStyle(option, version string) string {
+	switch option = strings.TrimSpace(option); option {
+	case MenuPopup, MenuTmux:
+		return option
+	}
+	m := versionNumber.FindStringSubmatch(version)
+	if m == nil {
+		return MenuPopup
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major < 3 || major == 3 && minor < 2 {
+		return MenuTmux
+	}
+	return MenuPopup
+}
+
+var versionNumber = regexp.MustCompile(`(\d+)\.(\d+)`)
+
 // Bindings are the keys for options (user option name → value, "" unset),
-// running the qtask at bin. Each command prints nothing and exits 0 (it
-// reports through display-message), so pressing a key never opens view
-// mode in the pane.
-func Bindings(bin string, options map[string]string) []Binding {
+// running the qtask at bin on a tmux of version (`tmux -V`). Each command
+// prints nothing and exits 0 (it reports through display-message), so
+// pressing a key never opens view mode in the pane.
+func Bindings(bin string, options map[string]string, version string) []Binding {
 	key := func(opt, def string) string {
 		if v := strings.TrimSpace(options[opt]); v != "" {
 			return v
@@ -54,21 +88,27 @@ func Bindings(bin string, options map[string]string) []Binding {
 	// run-shell has no $TMUX_PANE: the pane and the client come as formats.
 	const promoteArgs = " --tmux-client '#{client_name}' --pane '#{pane_id}'"
 	promote := tmux.ShellCommand([]string{bin, "promote"}) + promoteArgs
+	// The menu is qtask's own full-screen program in a popup that closes
+	// when it exits; before popups, tmux's own menu of the tasks.
+	menu := Binding{Key: key(OptMenuKey, DefaultMenuKey), Option: OptMenuKey, What: "task menu",
+		Args:   []string{"display-popup", "-E", "-w", "90%", "-h", "70%", "-T", " qtask ", tmux.ShellCommand([]string{bin, "ui"})},
+		Marker: "'ui'"}
+	if MenuStyle(options[OptMenuStyle], version) == MenuTmux {
+		const menuArgs = " --tmux-client '#{client_name}'"
+		menu.Args = []string{"run-shell", "-b", tmux.ShellCommand([]string{bin, "_menu"}) + menuArgs}
+		menu.Marker = "'_menu'" + menuArgs
+	}
 	return []Binding{
 		{Key: key(OptPromoteKey, DefaultPromoteKey), Option: OptPromoteKey, What: "promote",
 			Args: []string{"run-shell", "-b", promote}, Marker: "'promote'" + promoteArgs},
-		// The menu is qtask's own full-screen program in a popup that
-		// closes when it exits.
-		{Key: key(OptMenuKey, DefaultMenuKey), Option: OptMenuKey, What: "task menu",
-			Args:   []string{"display-popup", "-E", "-w", "90%", "-h", "70%", "-T", " qtask ", tmux.ShellCommand([]string{bin, "ui"})},
-			Marker: "'ui'"},
+		menu,
 	}
 }
 
 // ReadOptions reads the plugin's user options from the server.
 func ReadOptions(ctx context.Context, server tmux.Server) (map[string]string, error) {
 	options := map[string]string{}
-	for _, name := range []string{OptPromoteKey, OptMenuKey} {
+	for _, name := range []string{OptPromoteKey, OptMenuKey, OptMenuStyle} {
 		v, err := server.GlobalOption(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", name, err)
@@ -89,7 +129,8 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 	if err != nil {
 		return nil, err
 	}
-	bindings := Bindings(bin, options)
+	version, _ := tmux.Version(ctx) // unknown: a recent tmux
+	bindings := Bindings(bin, options, version)
 	wanted := map[string]bool{}
 	for _, b := range bindings {
 		wanted[b.Key] = true
@@ -124,10 +165,51 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 		}
 		keys = append(keys, b.Key)
 	}
+	if err := installHooks(ctx, server, bin); err != nil {
+		return nil, err
+	}
 	if strings.Join(keys, " ") != previous {
 		return bindings, server.SetGlobalOption(ctx, optBoundKeys, strings.Join(keys, " "))
 	}
 	return bindings, nil
+}
+
+// closeHooks are the tmux hooks that fire when a pane goes away: a window
+// closed or killed (each window of a killed session too), and kill-pane
+// (prefix x) in a window with other panes.
+var closeHooks = []string{"window-unlinked", "after-kill-pane"}
+
+// hookMarker is how the plugin's hook is recognised, whichever qtask binary
+// it runs.
+const hookMarker = "'_panes-closed'"
+
+// installHooks makes tmux run `qtask _panes-closed` when a pane goes away,
+// so a task whose pane the user killed settles at once. Hooks are arrays:
+// the plugin takes a free index and, on a reload, the one it took before,
+// leaving the user's own hooks alone.
+func installHooks(ctx context.Context, server tmux.Server, bin string) error {
+	command := tmux.ShellCommand([]string{bin, "_panes-closed"})
+	for _, name := range closeHooks {
+		hooks, err := server.GlobalHooks(ctx, name)
+		if err != nil {
+			return fmt.Errorf("read the %s hooks: %w", name, err)
+		}
+		index := -1
+		for i, c := range hooks {
+			if strings.Contains(c, hookMarker) {
+				index = i
+			}
+		}
+		for i := 0; index < 0; i++ {
+			if hooks[i] == "" {
+				index = i
+			}
+		}
+		if err := server.SetGlobalHook(ctx, name, index, "run-shell", "-b", command); err != nil {
+			return fmt.Errorf("set the %s hook: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Missing lists the bindings the user's options ask for that the server
@@ -138,8 +220,9 @@ func Missing(ctx context.Context, server tmux.Server) ([]Binding, error) {
 	if err != nil {
 		return nil, err
 	}
+	version, _ := tmux.Version(ctx)
 	var missing []Binding
-	for _, b := range Bindings("qtask", options) {
+	for _, b := range Bindings("qtask", options, version) {
 		line, err := server.PrefixBinding(ctx, b.Key)
 		if err != nil {
 			return nil, err

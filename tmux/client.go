@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -73,6 +74,79 @@ func (s Server) BindPrefix(ctx context.Context, key string, args ...string) erro
 // UnbindPrefix removes prefix+key.
 func (s Server) UnbindPrefix(ctx context.Context, key string) error {
 	_, err := s.run(ctx, "unbind-key", "-T", "prefix", literalArg(key))
+	return err
+}
+
+// PaneIDs lists every pane the server has.
+func (s Server) PaneIDs(ctx context.Context) ([]PaneID, error) {
+	out, err := s.run(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+	if err != nil {
+		return nil, err
+	}
+	var panes []PaneID
+	for _, line := range strings.Fields(out) {
+		panes = append(panes, PaneID(line))
+	}
+	return panes, nil
+}
+
+// GlobalHooks are the commands set on the global hook name (an array in
+// tmux: name[0], name[5]…), by index, as show-hooks prints them.
+func (s Server) GlobalHooks(ctx context.Context, name string) (map[int]string, error) {
+	out, err := s.run(ctx, "show-hooks", "-g", literalArg(name))
+	if err != nil {
+		return nil, err
+	}
+	hooks := map[int]string{}
+	for _, line := range strings.Split(out, "\n") {
+		head, command, ok := strings.Cut(line, " ")
+		index, found := strings.CutPrefix(head, name+"[")
+		n, err := strconv.Atoi(strings.TrimSuffix(index, "]"))
+		if ok && found && err == nil {
+			hooks[n] = command
+		}
+	}
+	return hooks, nil
+}
+
+// SetGlobalHook sets the global hook name[index] to run argv, a tmux
+// command and its arguments, each quoted for tmux's parser.
+func (s Server) SetGlobalHook(ctx context.Context, name string, index int, argv ...string) error {
+	_, err := s.run(ctx, "set-hook", "-g", fmt.Sprintf("%s[%d]", name, index), commandLine(argv))
+	return err
+}
+
+// commandLine renders a tmux command and its arguments as one line for
+// tmux's command parser (a hook, a menu item): each word in double quotes,
+// with the characters it treats specially there (\, ", $) escaped.
+func commandLine(argv []string) string {
+	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = `"` + quote.Replace(a) + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// MenuItem is one line of a display-menu: Name (a format: '#' doubled
+// here) chosen with Key runs the tmux command Command. A zero MenuItem is
+// a separator.
+type MenuItem struct {
+	Name, Key string
+	Command   []string
+}
+
+// DisplayMenu shows a menu of items on client, titled title.
+func (s Server) DisplayMenu(ctx context.Context, client, title string, items []MenuItem) error {
+	argv := []string{"display-menu", "-c", client, "-T", strings.ReplaceAll(title, "#", "##")}
+	for _, it := range items {
+		if it.Name == "" {
+			argv = append(argv, "")
+			continue
+		}
+		argv = append(argv, literalArg(strings.ReplaceAll(it.Name, "#", "##")), literalArg(it.Key), commandLine(it.Command))
+	}
+	_, err := s.run(ctx, argv...)
 	return err
 }
 

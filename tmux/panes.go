@@ -127,12 +127,22 @@ func (s Server) SessionOf(ctx context.Context, pane PaneID) (SessionID, error) {
 // SwitchTo makes the current client (the one whose pane ran qtask) show
 // pane: its session, window and the pane itself.
 func (s Server) SwitchTo(ctx context.Context, pane PaneID) error {
+	return s.SwitchClientTo(ctx, "", pane)
+}
+
+// SwitchClientTo is SwitchTo for a named client ("" the current one), for
+// callers tmux runs with no current client (a menu's run-shell).
+func (s Server) SwitchClientTo(ctx context.Context, client string, pane PaneID) error {
 	info, err := s.PaneInfo(ctx, pane)
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "switch-client", "-t", string(info.Session), ";",
-		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane))
+	argv := []string{"switch-client", "-t", string(info.Session)}
+	if client != "" {
+		argv = append(argv, "-c", client)
+	}
+	_, err = s.run(ctx, append(argv, ";",
+		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane))...)
 	return err
 }
 

@@ -137,8 +137,22 @@ func (c *ttyClient) drawn() string {
 // failure it shows the end of what was drawn.
 func (c *ttyClient) waitDrawn(text string) {
 	c.t.Helper()
+	c.waitDrawnSince(0, text)
+}
+
+// mark is how much tmux has drawn so far, for waitDrawnSince.
+func (c *ttyClient) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.Len()
+}
+
+// waitDrawnSince is waitDrawn for text drawn after mark: a menu drawn
+// again, not the one drawn before.
+func (c *ttyClient) waitDrawnSince(mark int, text string) {
+	c.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(c.drawn(), text) {
+	for !strings.Contains(c.drawn()[mark:], text) {
 		if time.Now().After(deadline) {
 			tail := c.drawn()
 			if len(tail) > 3000 {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/cmd/internal/wrapper"
@@ -81,4 +83,27 @@ func newCmdPaneDone(deps *Deps) *cobra.Command {
 	})
 	cmd.Flags().IntVar(&status, "status", 0, "exit status of the promoted command")
 	return cmd
+}
+
+// panesClosedPatience is how long `qtask _panes-closed` gives the process
+// of a closed pane to exit before it judges the task.
+const panesClosedPatience = 5 * time.Second
+
+// newCmdPanesClosed builds the hidden `qtask _panes-closed`, which the
+// plugin's tmux hooks run when a window or pane goes away: it settles the
+// running tasks whose pane is gone. Like the key bindings it runs with the
+// tmux server's environment, which names the state directory and server.
+func newCmdPanesClosed(deps *Deps) *cobra.Command {
+	return &cobra.Command{
+		Use:    "_panes-closed",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := deps.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return store.SettleClosedPanes(cmd.Context(), deps.Server(), panesClosedPatience)
+		},
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,14 +118,21 @@ func TestPluginLoadIdempotent(t *testing.T) {
 	h.shellSession("work")
 	h.tmux("set-option", "-g", "status-right", "MINE #{@qtask_status}")
 	h.tmux("bind-key", "-T", "prefix", "T", "display-message", "user's own T")
+	h.tmux("set-hook", "-g", "window-unlinked[0]", "display-message 'user hook'")
 	options := func() string { s, _ := h.tmux("show-options", "-g"); return s }
 	keys := func() string { s, _ := h.tmux("list-keys"); return s }
+	hooks := func() string { s, _ := h.tmux("show-hooks", "-g"); return s }
 	optsBefore, keysBefore := options(), keys()
 	h.loadPlugin()
-	optsOnce, keysOnce := options(), keys()
+	optsOnce, keysOnce, hooksOnce := options(), keys(), hooks()
 	h.loadPlugin()
-	if options() != optsOnce || keys() != keysOnce {
-		t.Fatalf("a second load changed tmux:\noptions %q\n→ %q\nkeys %q\n→ %q", optsOnce, options(), keysOnce, keys())
+	if options() != optsOnce || keys() != keysOnce || hooks() != hooksOnce {
+		t.Fatalf("a second load changed tmux:\noptions %q\n→ %q\nkeys %q\n→ %q\nhooks %q\n→ %q", optsOnce, options(), keysOnce, keys(), hooksOnce, hooks())
+	}
+	for _, want := range []string{"window-unlinked[0] display-message \"user hook\"", "window-unlinked[1] run-shell -b", "after-kill-pane[0] run-shell -b"} {
+		if !strings.Contains(hooksOnce, want) {
+			t.Errorf("hooks after loading lack %q:\n%s", want, hooksOnce)
+		}
 	}
 	for _, line := range strings.Split(optsOnce, "\n") {
 		if !strings.Contains(optsBefore, line) && !strings.HasPrefix(line, "@qtask") {
@@ -305,4 +313,119 @@ func TestPluginBuildsQtaskWithGo(t *testing.T) {
 	if b, _ := h.tmux("list-keys", "-T", "prefix", "B"); !strings.Contains(b, built) {
 		t.Fatalf("prefix B does not run the built qtask: %q", b)
 	}
+}
+
+// recordStatus is the status a task's record holds now, read from the file
+// itself: unlike every qtask command it reconciles nothing, so a task that
+// shows as ended here was settled without anyone asking.
+func (h *harness) recordStatus(id string) string {
+	data, err := os.ReadFile(filepath.Join(h.state, "tasks", id+".json"))
+	if err != nil {
+		h.t.Fatalf("record of %s: %v", id, err)
+	}
+	var r struct{ Status string }
+	if err := json.Unmarshal(data, &r); err != nil {
+		h.t.Fatalf("record of %s: %v", id, err)
+	}
+	return r.Status
+}
+
+// A person promotes a command typed in a hooked shell (prefix B), views it
+// (qtask attach) and kills its pane (prefix x, y). The pane's shell was the
+// task's only watcher, so before the plugin's hook the task stayed
+// "running", and the status segment said ⏵1, until some qtask command
+// happened to read it. Now tmux tells qtask: the record is settled and the
+// segment updated with no qtask command run by the test.
+func TestPluginKilledPaneSettlesTask(t *testing.T) {
+	t.Parallel()
+	h, pane, c := pluginWorld(t)
+	c.typeKeys(`eval "$(qtask init bash)"` + "\r")
+	c.typeKeys("echo hooks-$((20+1))\r")
+	h.waitScreen(pane, "hooks-21\n")
+	c.typeKeys("sleep 600\r")
+	eventually(t, "sleep to run in the pane", func() bool {
+		cmd, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")
+		return cmd == "sleep"
+	})
+	c.pressPrefixKey("B")
+	c.waitDrawn("→ background")
+	task := h.lastTask()
+	if !task.Running() || task.PaneID != pane {
+		t.Fatalf("promoted task: %s in pane %s, want running in %s", task.Status, task.PaneID, pane)
+	}
+	eventually(t, "the status segment to count the task", func() bool {
+		s, _ := h.tmux("show-options", "-gv", "@qtask_status")
+		return s == "⏵1"
+	})
+	// The fresh shell is a login shell (its profile sets PATH): the full path.
+	c.typeKeys(qtaskBin + " attach " + task.ID + "\r")
+	deadline := time.Now().Add(20 * time.Second)
+	for shown := ""; shown != pane; shown, _ = h.tmux("display-message", "-p", "-c", c.name, "#{pane_id}") {
+		if time.Now().After(deadline) {
+			fresh, _ := h.tmux("display-message", "-p", "-t", "=work:", "#{pane_id}")
+			t.Fatalf("the client shows pane %s, not the task's %s; the shell shows:\n%s", shown, pane, h.screen(fresh))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.pressPrefixKey("x")
+	c.waitDrawn("? (y/n)")
+	c.typeKeys("y")
+	eventually(t, "the killed pane's task to be settled with no qtask command run", func() bool {
+		return h.recordStatus(task.ID) != string(tasks.StatusRunning)
+	})
+	if st := h.recordStatus(task.ID); st != string(tasks.StatusFailed) {
+		t.Fatalf("task after its pane was killed: %s, want failed (lost)", st)
+	}
+	eventually(t, "the status segment to show the failure", func() bool {
+		s, _ := h.tmux("show-options", "-gv", "@qtask_status")
+		return s == "✗1"
+	})
+}
+
+// With @qtask-menu-style menu (what the plugin picks on a tmux before 3.2,
+// which has no popups; only 3.3a is installed here, so the test forces it),
+// prefix T shows the tasks in tmux's own display-menu, running and newest
+// first; choosing one shows its actions; s stops it and x removes it, each
+// saying so on the status line; the pane takes typing afterwards.
+func TestPluginMenuFallbackDisplayMenu(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	h.tmux("set-option", "-g", "@qtask-menu-style", "menu")
+	h.loadPlugin()
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "T"); !strings.Contains(b, "'_menu' --tmux-client") {
+		t.Fatalf("prefix T with @qtask-menu-style menu: %q, want the display-menu binding", b)
+	}
+	c := h.ptyClient("work")
+	first := h.start("sleep 60", "--name", "first-task")
+	second := h.start("sleep 60", "--name", "second-task")
+	c.pressPrefixKey("T")
+	c.waitDrawn("qtask: 2 tasks")
+	c.waitDrawn(second.ID + "  running")
+	c.waitDrawn(first.ID + "  running")
+	c.typeKeys("2") // the second row: the older task
+	c.waitDrawn("Stop")
+	c.typeKeys("s")
+	c.waitDrawn("qtask: Stopped task " + first.ID)
+	if st := h.status(first.ID); st.Status != tasks.StatusCancelled {
+		t.Fatalf("the task chosen in the menu: %s, want cancelled", st.StatusText())
+	}
+	if st := h.status(second.ID); !st.Running() {
+		t.Fatalf("the other task was hit too: %s", st.StatusText())
+	}
+	mark := c.mark()
+	c.pressPrefixKey("T")
+	c.waitDrawnSince(mark, first.ID+"  cancelled")
+	mark = c.mark()
+	c.typeKeys("2")
+	c.waitDrawnSince(mark, "Remove")
+	c.typeKeys("x")
+	c.waitDrawn("qtask: Removed task " + first.ID)
+	if r := h.qtask("status", first.ID); r.code == 0 {
+		t.Fatalf("the removed task still has a status: %s", r.stdout)
+	}
+	c.typeKeys("echo menu-$((5*5))\r")
+	h.waitScreen(pane, "menu-25")
+	h.checkNotInMode(pane)
+	h.mustQtask("stop", second.ID)
 }

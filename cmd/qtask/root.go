@@ -322,6 +322,8 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		newCmdExec(deps),
 		newCmdCapture(deps),
 		newCmdPaneDone(deps),
+		newCmdPanesClosed(deps),
+		newCmdMenu(deps),
 	)
 	root.InitDefaultCompletionCmd()
 	if completion, _, err := root.Find([]string{"completion"}); err == nil {

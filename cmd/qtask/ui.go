@@ -101,23 +101,14 @@ func splitKeys(in string) []string {
 	return keys
 }
 
-// load re-reads the tasks: running first, then newest first.
+// load re-reads the tasks.
 func (u *ui) load() {
 	list, _, err := u.store.List(tasks.Filter{})
 	if err != nil {
 		u.note = err.Error()
 		return
 	}
-	slices.SortStableFunc(list, func(a, b *tasks.Task) int {
-		if a.Running() != b.Running() {
-			if a.Running() {
-				return -1
-			}
-			return 1
-		}
-		return b.StartedAt.Compare(a.StartedAt)
-	})
-	u.list = list
+	u.list = menuOrder(list)
 	if u.index() < 0 && len(list) > 0 {
 		u.selected = list[0].ID
 	}
@@ -151,11 +142,10 @@ func (u *ui) draw() {
 		if i == sel {
 			mark = "> "
 		}
-		row := fmt.Sprintf("%s%-8s  %-12s  %8s  %s", mark, t.ID, shortStatus(t), formatRuntime(t.Runtime(now)), t.Label())
 		if i == sel {
 			b.WriteString("\x1b[7m")
 		}
-		b.WriteString(displayCommand(row, cols-1))
+		b.WriteString(displayCommand(mark+menuRow(t, now), cols-1))
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
 	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
@@ -197,22 +187,39 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		case "f":
 			u.run(restore, u.deps.Self, "logs", "-f", id)
 		case "s":
-			u.quiet(ctx, "stop", id)
+			u.note = quietly(ctx, u.deps.Self, "stop", id)
 		case "x":
-			u.quiet(ctx, "rm", id) // refused for a running task: the note says so
+			u.note = quietly(ctx, u.deps.Self, "rm", id) // a running task is refused: the note says so
 		}
 	}
 	return true
 }
 
-// quiet runs a qtask command that needs no terminal and shows what it
-// said (its result or its one-line error) on the bottom line.
-func (u *ui) quiet(ctx context.Context, args ...string) {
-	out, err := exec.CommandContext(ctx, u.deps.Self, args...).CombinedOutput()
-	u.note = strings.TrimSpace(string(out))
-	if err != nil && u.note == "" {
-		u.note = err.Error()
+// quietly runs a qtask command that needs no terminal (stop, rm) and
+// returns what it said, its result or its one-line error, for the ui's
+// bottom line or the menu's message.
+func quietly(ctx context.Context, self string, args ...string) string {
+	out, err := exec.CommandContext(ctx, self, args...).CombinedOutput()
+	said := strings.TrimSpace(string(out))
+	if err != nil && said == "" {
+		said = err.Error()
 	}
+	return said
+}
+
+// menuOrder sorts tasks as the menus show them: running first, then newest
+// first.
+func menuOrder(list []*tasks.Task) []*tasks.Task {
+	slices.SortStableFunc(list, func(a, b *tasks.Task) int {
+		if a.Running() != b.Running() {
+			if a.Running() {
+				return -1
+			}
+			return 1
+		}
+		return b.StartedAt.Compare(a.StartedAt)
+	})
+	return list
 }
 
 // run gives the terminal to a program (a pager, a follow) and takes it back.
