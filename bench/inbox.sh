@@ -37,11 +37,4 @@ for i in $(seq "$RUNS"); do
 	"$tmp/settle"
 done
 
-read -r p50 p95 worst best < <(printf '%s\n' "${samples[@]}" | sort -n |
-	awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f %.2f\n", v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.95 + 0.999)] / 1000, v[NR] / 1000, v[1] / 1000 }')
-echo
-echo "inbox: command exit → inbox --wait printed and exited, over $RUNS runs: min ${best} ms, median ${p50} ms, p95 ${p95} ms, max ${worst} ms"
-echo "inbox: all samples (µs): $(printf '%s\n' "${samples[@]}" | sort -n | tr '\n' ' ')"
-echo "inbox: target p95 <= ${TARGET_MS} ms: $(bench_verdict "$p95" "$TARGET_MS")"
-bench_result "bench=inbox" "baseline=-" "qtask_ms=$p50" "p95_ms=$p95" "worst_ms=$worst" \
-	"target=p95<=${TARGET_MS}ms" "verdict=$(bench_verdict "$p95" "$TARGET_MS")"
+bench_latency inbox "command exit → inbox --wait printed and exited" "$TARGET_MS" "${samples[@]}"

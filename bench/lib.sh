@@ -93,6 +93,22 @@ bench_verdict() { awk -v r="$1" -v t="$2" 'BEGIN { print (r <= t ? "PASS" : "MIS
 # bench_result KEY=VALUE...: one machine-readable line, gathered by all.sh.
 bench_result() { echo "RESULT $*"; }
 
+# bench_latency NAME WHAT TARGET_MS SAMPLE_US...: the summary of a latency
+# benchmark: min, median, p95 and max of the samples (microseconds), all of
+# them sorted, the verdict of p95 against TARGET_MS, and the RESULT line.
+bench_latency() {
+	local name=$1 what=$2 target=$3 p50 p95 worst best
+	shift 3
+	read -r p50 p95 worst best < <(printf '%s\n' "$@" | sort -n |
+		awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f %.2f\n", v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.95 + 0.999)] / 1000, v[NR] / 1000, v[1] / 1000 }')
+	echo
+	echo "$name: $what, over $# runs: min ${best} ms, median ${p50} ms, p95 ${p95} ms, max ${worst} ms"
+	echo "$name: all samples (µs): $(printf '%s\n' "$@" | sort -n | tr '\n' ' ')"
+	echo "$name: target p95 <= ${target} ms: $(bench_verdict "$p95" "$target")"
+	bench_result "bench=$name" "baseline=-" "qtask_ms=$p50" "p95_ms=$p95" "worst_ms=$worst" \
+		"target=p95<=${target}ms" "verdict=$(bench_verdict "$p95" "$target")"
+}
+
 bench_machine() {
 	local rev
 	rev=$(git -C "$BENCH_SRC" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")
