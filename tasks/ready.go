@@ -87,8 +87,8 @@ const portDialTimeout = 500 * time.Millisecond
 
 // AwaitReady waits until the task idOrPrefix is ready by opts, ends, or the
 // timeout passes, and says which. A pattern gate reads the output as `logs
-// -f` does (FollowLines), woken by file events; a port gate tries to connect
-// every portPoll. An error is a failure to wait (or ctx's), not an outcome.
+// -f` does (FollowLines), woken by file events; a port gate tries to connect,
+// and reads the record, every portPoll. An error is a failure to wait (or ctx's), not an outcome.
 func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOptions) (*ReadyResult, error) {
 	t, err := s.Get(idOrPrefix)
 	if err != nil {
@@ -145,10 +145,11 @@ func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOpt
 }
 
 // awaitPort reports true once 127.0.0.1:port accepts a connection, false
-// once the task has ended without it, or ctx's error.
+// once the task has ended without it, or ctx's error. It looks every
+// portPoll, at the record too: nothing announces an open port, so a file
+// watch for the end would add nothing but its cost (closing an inotify
+// instance waits out a kernel grace period, 10–20 ms, paid on the way out).
 func (s *Store) awaitPort(ctx context.Context, id string, port int) (bool, error) {
-	w := s.watch([]string{id}, false)
-	defer w.Close()
 	tick := time.NewTicker(portPoll)
 	defer tick.Stop()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -169,7 +170,6 @@ func (s *Store) awaitPort(ctx context.Context, id string, port int) (bool, error
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-w.C:
 		case <-tick.C:
 		}
 	}
