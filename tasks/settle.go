@@ -42,6 +42,7 @@ func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error
 	if changed && err == nil {
 		s.pushStatus(r)
 		tellClients(r)
+		s.wakeAgent(r)
 	}
 	return r, changed, err
 }

@@ -254,6 +254,10 @@ type Options struct {
 	StateDir string
 	// Routed: Claude runs its Bash tool through qtask's shell prefix.
 	Routed bool
+	// Pane and Server, when set (--wake tmux), are the agent's tmux pane
+	// and server: the hook notes after each event whether the agent is now
+	// idle there, for the settle that wakes it (tasks.AgentPresence).
+	Pane, Server string
 }
 
 // Handle answers one hook event of agent a: the pending notifications of
@@ -305,6 +309,12 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		envelopes[i] = agent.Envelope(n)
 	}
 	out := a.Answer(event, envelopes)
+	if opts.Pane != "" {
+		// Idle: the turn ends (not blocked), or the session just started
+		// and waits for its first prompt.
+		idle := kind == EndOfTurn && out == nil || event == "SessionStart"
+		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server})
+	}
 	if counter != nil {
 		if out != nil {
 			counter.Blocked()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
+	"github.com/qtask/qtask/tmux"
 )
 
 // HookOptions are the parsed arguments of `qtask agent hook`.
@@ -21,6 +22,9 @@ type HookOptions struct {
 	// Rewake makes the hook Claude's asyncRewake waiter (see
 	// hooks.Agent.Rewake): it waits up to this long.
 	Rewake time.Duration
+	// Wake "tmux": note whether the agent is idle, and its pane, for the
+	// settle that wakes it (tasks.AgentPresence).
+	Wake string
 }
 
 // maxHookInput bounds what a hook reads from the agent: the JSON of one
@@ -62,6 +66,9 @@ no answer.`,
 			if opts.Hold < 0 || opts.Rewake < 0 {
 				return fmt.Errorf("--hold and --rewake must not be negative")
 			}
+			if err := checkWake(opts.Wake); err != nil {
+				return err
+			}
 			opts.Agent = a
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -74,6 +81,7 @@ no answer.`,
 	cmd.Flags().StringVar(&opts.Event, "event", "", "the event, when the input does not name it (hook_event_name)")
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
 	cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
+	cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": note whether the agent is idle and its tmux pane, so that a task's end types one line there`)
 	cmd.Flags().DurationVar(&opts.Rewake, "rewake", 0, "Claude's asyncRewake hook: wait up to this long for the next notification, then exit 2 with it on stderr (0 when none came)")
 	return cmd
 }
@@ -106,6 +114,9 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
 		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
 	}
+	if opts.Wake == wakeTmux && deps.Env.Tmux != "" {
+		hopts.Pane, hopts.Server = deps.Env.TmuxPane, tmux.NewSocketServer(deps.Env.TmuxSocketFromTMUX()).String()
+	}
 	if opts.Rewake > 0 {
 		hopts.Hold = opts.Rewake
 		text, err := opts.Agent.Rewake(ctx, store, in, hopts)
@@ -121,6 +132,18 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	}
 	_, err = deps.IO.Out.Write(out)
 	return err
+}
+
+// wakeTmux is the one way to wake an idle agent besides its hooks: type a
+// line into its tmux pane.
+const wakeTmux = "tmux"
+
+// checkWake checks a --wake value.
+func checkWake(v string) error {
+	if v != "" && v != wakeTmux {
+		return fmt.Errorf("--wake %q: the one way to wake an agent is \"tmux\"", v)
+	}
+	return nil
 }
 
 // exitRewake is the exit code with which an asyncRewake hook wakes Claude

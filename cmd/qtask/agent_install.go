@@ -22,6 +22,9 @@ type InstallOptions struct {
 	Hold   time.Duration
 	// NoRoute leaves Claude's Bash tool alone (no shell prefix).
 	NoRoute bool
+	// Wake is how an idle agent is woken besides its hooks: "" or "tmux"
+	// (the hooks note the agent's pane; see `qtask agent hook --wake`).
+	Wake string
 }
 
 // NewCmdAgentInstall builds `qtask agent install` or, with remove,
@@ -55,6 +58,9 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 			if opts.Hold < 0 {
 				return usageErrorf("--hold must not be negative")
 			}
+			if err := checkWake(opts.Wake); err != nil {
+				return &UsageError{Err: err}
+			}
 			opts.Agent = a
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -71,6 +77,7 @@ kept in FILE.qtask-backup.`
 	} else {
 		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
+		cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": wake the agent when it sits idle by typing one line into its tmux pane (for qwen and gemini)`)
 	}
 	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
 	cmd.Flags().BoolVar(&opts.User, "user", false, "your user settings instead")
@@ -103,7 +110,11 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if opts.Remove {
 		change, err = install.PlanRemove(opts.Agent, path)
 	} else {
-		change, err = install.PlanAdd(opts.Agent, path, install.HookCommand(deps.Self, opts.Agent), opts.Hold, !opts.NoRoute, env)
+		command := install.HookCommand(deps.Self, opts.Agent)
+		if opts.Wake != "" {
+			command += " --wake " + opts.Wake
+		}
+		change, err = install.PlanAdd(opts.Agent, path, command, opts.Hold, !opts.NoRoute, env)
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,106 @@
+package tasks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// Waking an idle coding agent by typing into its pane (`--wake tmux`, for
+// agents without async hooks: qwen-code, gemini-cli). The agent's hooks,
+// installed with --wake tmux, note after every event whether the agent is
+// now idle (its turn ended) or busy, and its tmux pane, under each of its
+// scopes. When a task's notification is queued for such a scope and the
+// agent is idle, the settling process types one short line into the pane;
+// the agent takes it as a prompt, and its prompt hook injects the full
+// notification. Never into a busy agent's pane (the line would land in its
+// input, or be read as an answer), nor into a pane in a mode (copy mode
+// would take the keys as commands).
+
+// AgentPresence is what an agent's hooks last said about it.
+type AgentPresence struct {
+	// Idle: the agent's last event ended its turn; it waits for a prompt.
+	Idle bool `json:"idle"`
+	// Pane is the agent's tmux pane and Server its tmux server (as
+	// tmux.Server.String writes it).
+	Pane   string `json:"pane"`
+	Server string `json:"server"`
+}
+
+func (s *Store) presencePath(scope string) string {
+	sum := sha256.Sum256([]byte(scope))
+	return filepath.Join(s.dir, "agents", hex.EncodeToString(sum[:16])+".json")
+}
+
+// NoteAgent records p for each of scopes, for the wake of a later settle.
+func (s *Store) NoteAgent(scopes []string, p AgentPresence) error {
+	if err := mkdirPrivate(filepath.Join(s.dir, "agents")); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(p) // plain fields: cannot fail
+	for _, scope := range scopes {
+		if err := writeFileAtomic(s.presencePath(scope), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimIdleAgent takes scope's presence when it says the agent is idle in a
+// known pane, and records it busy, so that of two tasks ending together
+// only one types. The claim is a rename: one claimant wins.
+func (s *Store) claimIdleAgent(scope string) (AgentPresence, bool) {
+	path := s.presencePath(scope)
+	var p AgentPresence
+	data, err := readOwnFile(path)
+	if err != nil || json.Unmarshal(data, &p) != nil || !p.Idle || p.Pane == "" {
+		return AgentPresence{}, false
+	}
+	claim := path + ".waking-" + strconv.Itoa(os.Getpid())
+	if os.Rename(path, claim) != nil {
+		return AgentPresence{}, false // another settle took it
+	}
+	defer os.Remove(claim)
+	busy := p
+	busy.Idle = false
+	s.NoteAgent([]string{scope}, busy)
+	return p, true
+}
+
+// wakeAgent types the wake line into the pane of r's scope's agent, when
+// r's notification is queued, the agent asked for it and is idle, and its
+// pane shows no mode. Errors are ignored: the agent hears at its next
+// prompt all the same.
+func (s *Store) wakeAgent(r *record) {
+	if _, err := os.Lstat(filepath.Join(s.scopeDir(r.Scope), r.ID+".json")); err != nil {
+		return // nothing queued (a foreground run told its caller), or already read
+	}
+	p, ok := s.claimIdleAgent(r.Scope)
+	if !ok {
+		return
+	}
+	server, err := tmux.ParseServer(p.Server)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
+	defer cancel()
+	pane := tmux.PaneID(p.Pane)
+	if inMode, err := server.PaneInMode(ctx, pane); err != nil || inMode {
+		s.NoteAgent([]string{r.Scope}, p) // still idle: a later end may find the pane free
+		return
+	}
+	server.TypeLine(ctx, pane, WakeLine(&r.Task))
+}
+
+// WakeLine is the line typed into an idle agent's pane when r ends, e.g.
+// "[qtask] task 3f9a1c02 finished: failed: exited with code 2".
+func WakeLine(t *Task) string {
+	return "[qtask] task " + t.ID + " finished: " + t.StatusText() + ". Read its notification."
+}
