@@ -1,9 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/agenttest"
+	"github.com/qtask/qtask/agent/mockmodel"
 )
 
 // TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane checks `--wake tmux`'s
@@ -88,3 +98,109 @@ func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 		t.Errorf("%d wake lines on the agent's screen, want the one line, echoed:\n%s", n, got)
 	}
 }
+
+// TestWakeTmuxWakesAnIdleQwen is issue 12's wake check for qwen-code, which
+// has no async hooks: the pinned qwen runs as a TUI in a pane of a private
+// tmux server, installed with `qtask agent install qwen --wake tmux`. A
+// person types a prompt; the model starts a background task and ends its
+// turn; the TUI sits idle. When the task ends, qtask types its one line into
+// the pane, and the model's next request carries the task's notification
+// exactly once (the prompt hook's context).
+func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Qwen)
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	proj := filepath.Join(h.root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, "agent", "install", "qwen", "--wake", "tmux"); r.code != 0 {
+		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	out := "out-t-42-" + tag
+	mock, err := mockmodel.Start(
+		mockmodel.Shell(fmt.Sprintf("qtask run --agent --bg -- 'cat %s >/dev/null; echo out-t-$((6*7))-%s; exit 5'", gate, tag)),
+		mockmodel.Text("Started it; I will hear when it ends."),
+		mockmodel.Text("The task failed with exit 5."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env := []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
+		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	// The isolated run's environment and binary, as a TUI: no prompt, no
+	// headless output, a real terminal.
+	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: agenttest.Qwen, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "qwen-home"), Env: env})
+	script := "#!/bin/sh\nexec env -i TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\""
+	for _, kv := range append(cmd.Env, "TERM=xterm-256color") {
+		script += " " + shellQuoteTest(kv)
+	}
+	script += " " + shellQuoteTest(cmd.Path) + " --auth-type openai -m mock-model --yolo\n"
+	launcher := filepath.Join(h.root, "qwen-tui")
+	if err := os.WriteFile(launcher, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "150", "-y", "45", "-c", proj, launcher); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := h.tmux("display-message", "-p", "-t", "agent", "#{pane_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.tmux("kill-session", "-t", "agent") })
+	screen := func() string {
+		s, _ := h.tmux("capture-pane", "-p", "-t", pane)
+		return s
+	}
+	// A person types the prompt once the TUI shows its input box.
+	eventuallyWithin(t, 90*time.Second, "qwen's input box", func() bool { return strings.Contains(screen(), "Type your message") }, screen)
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", "start the task"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tmux("send-keys", "-t", pane, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
+		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, screen(), mock.Summary())
+	}
+	// Idle: its turn over, the TUI waits for the person. The task ends.
+	eventuallyWithin(t, 60*time.Second, "the end of qwen's turn", func() bool { return strings.Contains(screen(), "Started it") }, screen)
+	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+		f.WriteString("go\n")
+		f.Close()
+	}
+	woken, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(out) > 0 })
+	if err != nil {
+		t.Fatalf("the idle qwen was not woken: %v\nscreen:\n%s\nrequests:\n%s", err, screen(), mock.Summary())
+	}
+	if n := woken.Count(out); n != 1 {
+		t.Errorf("the waking request carries the notification %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+	if n := woken.Count("[qtask] task "); n != 1 {
+		t.Errorf("the waking request carries the typed line %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+}
+
+// eventuallyWithin is eventually with its own deadline, showing what state
+// shows when it runs out.
+func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bool, state func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s\n%s", what, state())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func shellQuoteTest(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
