@@ -47,7 +47,7 @@ func TestAgentFlags(t *testing.T) {
 		t.Errorf("hook: %+v, %v", hook, err)
 	}
 	// A hook's bad call is exit 1, never a usage error (exit 2 blocks Claude).
-	for _, args := range [][]string{{"codex"}, {}, {"claude", "--nope"}, {"claude", "--hold", "-1s"}} {
+	for _, args := range [][]string{{"codex"}, {}, {"claude", "--nope"}, {"claude", "--hold", "-1s"}, {"qwen", "--wake", "screen"}} {
 		if err := runAgentCmd(newHook(), args...); err == nil || errors.As(err, &usage) {
 			t.Errorf("hook %q: %v; want a plain error", args, err)
 		}
@@ -64,7 +64,10 @@ func TestAgentFlags(t *testing.T) {
 	if err := runAgentCmd(newInstall(true), "qwen", "--project"); err != nil || !reflect.DeepEqual(inst, InstallOptions{Agent: hooks.Qwen, Remove: true}) {
 		t.Errorf("uninstall: %+v, %v", inst, err)
 	}
-	for _, args := range [][]string{{"codex"}, {"claude", "--user", "--project"}, {"claude", "--hold", "-1m"}} {
+	if err := runAgentCmd(newInstall(false), "qwen", "--wake", "tmux"); err != nil || !reflect.DeepEqual(inst, InstallOptions{Agent: hooks.Qwen, Wake: "tmux"}) {
+		t.Errorf("install --wake tmux: %+v, %v", inst, err)
+	}
+	for _, args := range [][]string{{"codex"}, {"claude", "--user", "--project"}, {"claude", "--hold", "-1m"}, {"gemini", "--wake", "screen"}} {
 		if err := runAgentCmd(newInstall(false), args...); !errors.As(err, &usage) {
 			t.Errorf("install %q: %v; want a usage error", args, err)
 		}
