@@ -2,8 +2,11 @@ package tasks
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/monitor"
 )
 
 // saveMonitor stores a running monitor of scope.
@@ -76,4 +79,31 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.scopeDir("A"))
+}
+
+// A long line reaches its event cut at monitor.LineMax characters with
+// the truncation mark; a line longer than MaxLineBytes is taken in pieces
+// of that size (lineWriter), so the monitor never holds more of it.
+func TestMonitorLongLines(t *testing.T) {
+	s := newTestStore(t)
+	r := saveMonitor(t, s, "abcd0001", "A")
+	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
+	long := strings.Repeat("é", 2040) + "\n" // 4,080 bytes: one line
+	endless := strings.Repeat("x", MaxLineBytes+10)
+	e.lines.Write([]byte(long + endless))
+	e.lines.flush()
+	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("got %d notifications (%v), want 3 events", len(list), err)
+	}
+	want := []string{
+		strings.Repeat("é", monitor.LineMax) + monitor.TruncatedMark,
+		strings.Repeat("x", monitor.LineMax) + monitor.TruncatedMark,
+		strings.Repeat("x", 10),
+	}
+	for i, n := range list {
+		if n.Event.Line != want[i] {
+			t.Errorf("event %d: %d bytes %.30q…, want %d bytes %.30q…", i+1, len(n.Event.Line), n.Event.Line, len(want[i]), want[i])
+		}
+	}
 }
