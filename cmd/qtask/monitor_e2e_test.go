@@ -393,3 +393,26 @@ func TestMCPMonitor(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentHookDeliversMonitorEvents: an agent's tool hook hands the model
+// a running monitor's events, once, as it hands task ends.
+func TestAgentHookDeliversMonitorEvents(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := filepath.Join(h.root, "release")
+	m := decodeTask(t, h.qtaskIn(h.root, []string{"QTASK_SCOPE=agent"}, "monitor", "--json", "--match", "ERROR",
+		"--", "echo fine; echo 'ERROR disk full'; "+awaitFile(release)).stdout)
+	eventually(t, "the monitor's event", func() bool { return h.status(m.ID).Events == 1 })
+	input := `{"session_id":"s1","hook_event_name":"PostToolUse","cwd":"/tmp"}`
+	a, r := h.hook("agent", input, "claude")
+	ctx := a.HookSpecificOutput.AdditionalContext
+	if r.code != 0 || strings.Count(ctx, "<result>ERROR disk full</result>") != 1 || !strings.Contains(ctx, "<kind>monitor</kind>") ||
+		strings.Contains(ctx, "<result>fine") {
+		t.Errorf("PostToolUse with a monitor event pending: exit %d, %q (stderr %q); want the ERROR event only", r.code, r.stdout, r.stderr)
+	}
+	if _, r := h.hook("agent", input, "claude"); r.stdout != "" {
+		t.Errorf("the hook fired again printed %q: the event was delivered twice", r.stdout)
+	}
+	touch(t, release)
+	h.wait(m.ID)
+}
