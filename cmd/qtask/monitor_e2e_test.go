@@ -186,6 +186,9 @@ func TestMonitorMaxEvents(t *testing.T) {
 		t.Errorf("end envelope lacks the reason:\n%s", all[2].Envelope)
 	}
 	awaitDead(t, end.PID)
+	if r := h.qtask("restart", m.ID); r.code != exitError || !strings.Contains(r.stderr, "is a monitor") {
+		t.Errorf("restart of a monitor: exit %d %q; want it refused, not rerun as a shell task", r.code, r.stderr)
+	}
 	if more, _ := h.inboxIDs("default"); len(more) != 0 {
 		t.Errorf("notifications after the end: %q", more)
 	}

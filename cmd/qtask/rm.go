@@ -75,6 +75,11 @@ task has a new id, printed as ` + "`qtask run --bg`" + ` prints it; the old one 
 			if t.Running() {
 				return fmt.Errorf("task %s is still running: stop it first (qtask stop %s)", t.ID, t.ID)
 			}
+			if t.Kind == tasks.KindMonitor {
+				// Its match and limits are not kept: a plain rerun would
+				// be a shell task, not the monitor it was.
+				return fmt.Errorf("task %s is a monitor: start a new one with qtask monitor", t.ID)
+			}
 			return runRun(cmd.Context(), deps, &RunOptions{Command: t.Command, Name: t.Name, Cwd: t.Cwd, Background: true})
 		},
 	}
