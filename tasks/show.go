@@ -43,8 +43,8 @@ const (
 	ShowSwitch ShowWay = iota + 1
 	// ShowJoin joins the task's pane into the caller's window.
 	ShowJoin
-	// ShowAttach replaces the caller with a tmux client attached to the
-	// task's server: the caller is outside tmux.
+	// ShowAttach runs a tmux client attached to the task's server on the
+	// caller's terminal: the caller is outside tmux.
 	ShowAttach
 )
 
@@ -56,9 +56,15 @@ type ShowOptions struct {
 }
 
 // Showing is Show's decision, so the caller can say what is about to
-// happen before Do does it (ShowAttach never returns on success).
+// happen before Do does it (ShowAttach returns only when the client
+// detaches).
 type Showing struct {
-	Way    ShowWay
+	Way ShowWay
+	// SameSession, after Do switched the caller's client, says the task's
+	// pane is in the caller's own session: the way back is the last
+	// window, not the last session.
+	SameSession bool
+
 	server tmux.Server
 	pane   tmux.PaneID
 	opts   ShowOptions
@@ -96,12 +102,16 @@ func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
 	return sh, nil
 }
 
-// Do carries out the decision. For ShowAttach it returns only on failure.
+// Do carries out the decision. For ShowAttach it returns once the client
+// detaches.
 func (sh *Showing) Do(ctx context.Context) error {
 	switch sh.Way {
 	case ShowJoin:
 		return sh.server.JoinHere(ctx, sh.pane, sh.opts.Caller.Pane)
 	case ShowSwitch:
+		here, err := sh.server.SessionOf(ctx, sh.opts.Caller.Pane)
+		there, err2 := sh.server.SessionOf(ctx, sh.pane)
+		sh.SameSession = err == nil && err2 == nil && here == there
 		return sh.server.SwitchTo(ctx, sh.pane)
 	}
 	return sh.server.Attach(ctx, sh.pane, sh.opts.Env)

@@ -1,13 +1,14 @@
 package tmux
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // PaneInfo is what qtask needs to know about a pane to move or replace it.
@@ -146,9 +147,11 @@ func (s Server) SwitchClientTo(ctx context.Context, client string, pane PaneID) 
 	return err
 }
 
-// Attach replaces the calling process with a tmux client attached to this
-// server, showing pane (attaching needs the terminal, which only the
-// foreground process has). It returns only on failure.
+// Attach runs a tmux client attached to this server, showing pane, on the
+// caller's terminal until it detaches. The client runs as a child in the
+// caller's process group (so it owns the terminal as the caller did), not
+// exec'd in its place: when tmux refuses (no terminal, an unknown $TERM)
+// its reason comes back as an error for qtask to report in its own words.
 func (s Server) Attach(ctx context.Context, pane PaneID, env []string) error {
 	info, err := s.PaneInfo(ctx, pane)
 	if err != nil {
@@ -158,10 +161,15 @@ func (s Server) Attach(ctx context.Context, pane PaneID, env []string) error {
 	if err != nil {
 		return ErrNotInstalled
 	}
-	argv := append([]string{path}, s.Args()...)
-	argv = append(argv, "attach-session", "-t", string(info.Session), ";",
+	args := append(s.Args(), "attach-session", "-t", string(info.Session), ";",
 		"select-window", "-t", string(info.Window), ";", "select-pane", "-t", string(pane))
-	return syscall.Exec(path, argv, env)
+	cmd := exec.Command(path, args...)
+	var stderr bytes.Buffer
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, os.Stdin, os.Stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return &Error{Args: []string{"attach-session"}, Stderr: stderr.String(), Err: err}
+	}
+	return nil
 }
 
 // JoinHere moves pane into the window of herePane, split beside it.

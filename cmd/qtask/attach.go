@@ -55,7 +55,11 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 		return err
 	}
 	if show.Way == tasks.ShowSwitch {
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: showing task %s; prefix L goes back to where you were\n", id)
+		back := "prefix L goes back to the session you were in"
+		if show.SameSession {
+			back = "prefix l goes back to the window you were in"
+		}
+		fmt.Fprintf(deps.IO.ErrOut, "qtask: showing task %s; %s\n", id, back)
 	}
 	return nil
 }

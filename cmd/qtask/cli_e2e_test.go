@@ -255,7 +255,7 @@ func TestAttachSaysHowToGetBack(t *testing.T) {
 	h.ptyClient("user")
 	task := h.start("sleep 60")
 	r := h.qtaskIn(h.root, h.insideEnv(pane), "attach", task.ID)
-	if r.code != 0 || r.stderr != "qtask: showing task "+task.ID+"; prefix L goes back to where you were\n" {
+	if r.code != 0 || r.stderr != "qtask: showing task "+task.ID+"; prefix L goes back to the session you were in\n" {
 		t.Errorf("attach inside tmux: exit %d, stderr %q", r.code, r.stderr)
 	}
 	h.mustQtask("stop", task.ID)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -428,4 +429,80 @@ func TestPluginMenuFallbackDisplayMenu(t *testing.T) {
 	h.waitScreen(pane, "menu-25")
 	h.checkNotInMode(pane)
 	h.mustQtask("stop", second.ID)
+}
+
+// qtask attach typed in a pane says how to get back, and the way it names
+// works when a person types it: prefix L when the task's pane is in another
+// session (background tasks' own), prefix l when it is in the user's
+// session (config session = the user's), where L would leave for whatever
+// session was last.
+func TestAttachHintGoesBack(t *testing.T) {
+	for _, c := range []struct {
+		name, session, key, hint string
+	}{
+		{"other session", "", "L", "prefix L goes back to the session you were in"},
+		{"same session", "work", "l", "prefix l goes back to the window you were in"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			if c.session != "" {
+				h.writeConfig(fmt.Sprintf("session = %q\n", c.session))
+			}
+			pane := h.shellSession("work")
+			client := h.ptyClient("work")
+			task := h.start("sleep 60")
+			hint := filepath.Join(h.root, "hint")
+			client.typeKeys("qtask attach " + task.ID + " 2>" + hint + "\r")
+			shown := func(want string) func() bool {
+				return func() bool {
+					p, _ := h.tmux("display-message", "-p", "-c", client.name, "#{pane_id}")
+					return p == want
+				}
+			}
+			eventually(t, "the client to show the task's pane", shown(task.PaneID))
+			eventually(t, "attach to exit", func() bool { return strings.Contains(h.screen(pane), "\n") && !h.attachRunning() })
+			said, _ := os.ReadFile(hint)
+			if want := "qtask: showing task " + task.ID + "; " + c.hint + "\n"; string(said) != want {
+				t.Fatalf("attach said %q, want %q", said, want)
+			}
+			client.pressPrefixKey(c.key)
+			eventually(t, "prefix "+c.key+" to go back to the user's pane", shown(pane))
+			h.mustQtask("stop", task.ID)
+		})
+	}
+}
+
+// attachRunning reports whether a `qtask attach` of this harness runs.
+func (h *harness) attachRunning() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		environ, _ := os.ReadFile(filepath.Join(p, "environ"))
+		if strings.HasPrefix(string(cmdline), "qtask\x00attach\x00") && strings.Contains(string(environ), "QTASK_STATE_DIR="+h.state+"\x00") {
+			return true
+		}
+	}
+	return false
+}
+
+// Outside tmux, when tmux refuses to attach (here: no terminal), qtask
+// says so in its own line, tmux's reason included, and exits 1; before, it
+// had exec'd tmux, which printed its bare reason and nothing said it was
+// qtask's attach.
+func TestAttachRefusalIsAQtaskLine(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task := h.start("sleep 60")
+	r := h.qtask("attach", task.ID)
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if r.code != exitError || lines[len(lines)-1] != "qtask: tmux attach-session: open terminal failed: not a terminal" {
+		t.Fatalf("attach without a terminal: exit %d, stderr %q; want exit 1 ending with tmux's reason as a qtask: line", r.code, r.stderr)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "qtask: ") {
+			t.Errorf("a line of attach's stderr is not qtask's: %q", l)
+		}
+	}
+	h.mustQtask("stop", task.ID)
 }
