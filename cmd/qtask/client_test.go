@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/qtask/qtask/internal/pty"
 )
 
 // ttyClient is a real tmux client attached to the harness's server on a pty
@@ -32,24 +34,9 @@ type ttyClient struct {
 // openPTY opens a pseudo-terminal pair of rows×cols.
 func openPTY(t *testing.T, rows, cols uint16) (master, tty *os.File) {
 	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	master, tty, err := pty.Open(rows, cols)
 	if err != nil {
-		t.Fatalf("open pty: %v", err)
-	}
-	fd := int(master.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty tty: %v", err)
-	}
-	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
-		t.Fatalf("size pty: %v", err)
+		t.Fatal(err)
 	}
 	return master, tty
 }
