@@ -1,0 +1,182 @@
+// Command menuclient times tmux key bindings as a person meets them: it
+// attaches a real tmux client to a server on a pseudo-terminal it owns,
+// presses prefix and a key by writing them into that terminal, and measures
+// from the key's byte to the moment the expected text has reached the
+// client's screen (tmux has drawn it on the terminal). Used by
+// bench/menu.sh to time the task menu (prefix T) against a popup that runs
+// cat, bound the same way, alternating the two so both see the same load.
+//
+//	menuclient -socket S -session NAME -runs N \
+//	    -case 'name:key:text to wait for:keys that close it' ...
+//
+// It prints one line per sample: "name microseconds".
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/qtask/qtask/internal/pty"
+)
+
+type benchCase struct {
+	name, key, text, close string
+}
+
+type caseList []benchCase
+
+func (c *caseList) String() string { return fmt.Sprint(*c) }
+func (c *caseList) Set(v string) error {
+	f := strings.SplitN(v, ":", 4)
+	if len(f) != 4 {
+		return fmt.Errorf("want name:key:text:close, got %q", v)
+	}
+	*c = append(*c, benchCase{f[0], f[1], f[2], unescape(f[3])})
+	return nil
+}
+
+// unescape turns \xNN in close keys into bytes (\x1b is Esc, \x04 C-d).
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			var n byte
+			fmt.Sscanf(s[i+2:i+4], "%02x", &n)
+			b.WriteByte(n)
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// screen is everything tmux has drawn on the client's terminal.
+type screen struct {
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (s *screen) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Len()
+}
+
+// since reports whether text was drawn after offset mark.
+func (s *screen) since(mark int, text string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Contains(s.out.Bytes()[mark:], []byte(text))
+}
+
+func main() {
+	socket := flag.String("socket", "", "the tmux server's socket")
+	session := flag.String("session", "", "the session to attach to")
+	runs := flag.Int("runs", 30, "samples per case")
+	warmup := flag.Int("warmup", 3, "unrecorded runs per case first")
+	var cases caseList
+	flag.Var(&cases, "case", "name:key:text:close (repeatable)")
+	flag.Parse()
+	if *socket == "" || *session == "" || len(cases) == 0 {
+		fmt.Fprintln(os.Stderr, "menuclient: need -socket, -session and -case")
+		os.Exit(2)
+	}
+	master, tty, err := pty.Open(40, 120)
+	if err != nil {
+		fail("%v", err)
+	}
+	client := exec.Command("tmux", "-S", *socket, "-u", "attach-session", "-t", "="+*session)
+	client.Env = append(os.Environ(), "TERM=xterm-256color")
+	client.Stdin, client.Stdout, client.Stderr = tty, tty, tty
+	client.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := client.Start(); err != nil {
+		fail("attach: %v", err)
+	}
+	tty.Close()
+	defer client.Process.Kill()
+	var scr screen
+	// Every byte the client gets is read at once, so the time a text is
+	// seen is when tmux wrote it, give or take this goroutine's wake-up.
+	seen := make(chan struct{}, 1)
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, err := master.Read(buf)
+			scr.mu.Lock()
+			scr.out.Write(buf[:n])
+			scr.mu.Unlock()
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	wait := func(mark int, text string, limit time.Duration) (time.Time, bool) {
+		deadline := time.After(limit)
+		for {
+			if scr.since(mark, text) {
+				return time.Now(), true
+			}
+			select {
+			case <-seen:
+			case <-deadline:
+				return time.Time{}, false
+			}
+		}
+	}
+	if _, ok := wait(0, "["+*session+"]", 10*time.Second); !ok {
+		fail("the client never drew the session's status line")
+	}
+	for i := 0; i < *warmup+*runs; i++ {
+		for _, c := range cases {
+			d := once(master, &scr, wait, c)
+			if i >= *warmup {
+				fmt.Printf("%s %d\n", c.name, d.Microseconds())
+			}
+		}
+	}
+}
+
+// once opens c's binding, times its first frame, closes it and waits for
+// the screen to be the session's again.
+func once(master *os.File, scr *screen, wait func(int, string, time.Duration) (time.Time, bool), c benchCase) time.Duration {
+	write(master, "\x02")
+	time.Sleep(30 * time.Millisecond) // a person's gap: past assume-paste-time
+	mark := scr.len()
+	start := time.Now()
+	write(master, c.key)
+	drawn, ok := wait(mark, c.text, 10*time.Second)
+	if !ok {
+		fail("%s: %q never drawn after prefix %s", c.name, c.text, c.key)
+	}
+	mark = scr.len()
+	write(master, c.close)
+	// The popup's end redraws the pane under it; then let tmux settle.
+	if _, ok := wait(mark, "\x1b[", 10*time.Second); !ok {
+		fail("%s: nothing redrawn after closing", c.name)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return drawn.Sub(start)
+}
+
+func write(f *os.File, s string) {
+	if _, err := f.WriteString(s); err != nil {
+		fail("type: %v", err)
+	}
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "menuclient: "+format+"\n", a...)
+	os.Exit(1)
+}
