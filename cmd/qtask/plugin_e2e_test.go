@@ -355,7 +355,7 @@ func TestPluginKilledPaneSettlesTask(t *testing.T) {
 		t.Fatalf("promoted task: %s in pane %s, want running in %s", task.Status, task.PaneID, pane)
 	}
 	eventually(t, "the status segment to count the task", func() bool {
-		s, _ := h.tmux("show-options", "-gv", "@qtask_status")
+		s, _ := h.tmux("-u", "show-options", "-gv", "@qtask_status") // -u: see wantStatus
 		return s == "⏵1"
 	})
 	// The fresh shell is a login shell (its profile sets PATH): the full path.
@@ -378,7 +378,7 @@ func TestPluginKilledPaneSettlesTask(t *testing.T) {
 		t.Fatalf("task after its pane was killed: %s, want failed (lost)", st)
 	}
 	eventually(t, "the status segment to show the failure", func() bool {
-		s, _ := h.tmux("show-options", "-gv", "@qtask_status")
+		s, _ := h.tmux("-u", "show-options", "-gv", "@qtask_status") // -u: see wantStatus
 		return s == "✗1"
 	})
 }
