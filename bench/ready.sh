@@ -26,7 +26,7 @@ echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # bash in the task, for $EPOCHREALTIME without a fork.
 printf 'shell = "bash"\nsession = "qtask"\n' >"$QTASK_CONFIG"
 
-# sample GATE-FLAGS... -- COMMAND: one gated run; prints its latency in ms.
+# sample ID COMMAND GATE-FLAGS...: one gated run; prints its latency in µs.
 sample() {
 	local i=$1 cmd=$2
 	shift 2
@@ -43,32 +43,17 @@ sample() {
 		cat "$tmp/out$i" >&2
 		exit 1
 	fi
-	awk -v a="$(cat "$tmp/t$i")" -v b="$done" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }'
+	awk -v a="$(cat "$tmp/t$i")" -v b="$done" 'BEGIN { printf "%d\n", (b - a) * 1000000 }'
 	"$tmp/settle" >&2
 }
 
-# summary NAME FILE: p50, p95, max of the samples in FILE (ms), and the
-# verdict against TARGET_MS.
-summary() {
-	local name=$1 file=$2 n p50 p95 max
-	n=$(wc -l <"$file")
-	p50=$(sort -n "$file" | awk -v n="$n" 'NR == int((n + 1) / 2)')
-	p95=$(sort -n "$file" | awk -v n="$n" 'NR == int((n * 95 + 99) / 100)')
-	max=$(sort -n "$file" | tail -1)
-	echo "ready: $name: $n samples, p50 $p50 ms, p95 $p95 ms, max $max ms; all: $(sort -n "$file" | tr '\n' ' ')"
-	bench_result "bench=ready-$name" "qtask_ms=$p95" "target=<=${TARGET_MS}ms" \
-		"verdict=$(bench_verdict "$p95" "$TARGET_MS")"
-}
-
-line=$tmp/line.txt
-: >"$line"
+line=()
 for i in $(seq "$RUNS"); do
-	sample "l$i" "printf '%s\n' \"\$EPOCHREALTIME\" > $tmp/tl$i; echo READY; sleep 1" --ready '^READY$' >>"$line"
+	line+=("$(sample "l$i" "printf '%s\n' \"\$EPOCHREALTIME\" > $tmp/tl$i; echo READY; sleep 1" --ready '^READY$')")
 done
-summary line "$line"
+bench_latency ready-line "line printed → run --bg --ready returned" "$TARGET_MS" "${line[@]}"
 
-port=$tmp/port.txt
-: >"$port"
+port=()
 base=$((20000 + RANDOM % 20000))
 for i in $(seq "$RUNS"); do
 	p=$((base + i))
@@ -79,7 +64,7 @@ s.bind(('127.0.0.1', $p))
 open('$tmp/tp$i', 'w').write(repr(time.time()))
 s.listen()
 time.sleep(1)"
-	sample "p$i" "exec python3 -c \"$listen\"" --ready-port "$p" >>"$port"
+	port+=("$(sample "p$i" "exec python3 -c \"$listen\"" --ready-port "$p")")
 done
-summary port "$port"
+bench_latency ready-port "port listening → run --bg --ready-port returned" "$TARGET_MS" "${port[@]}"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
