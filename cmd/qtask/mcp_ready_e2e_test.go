@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // callToolAsync is callTool for a goroutine other than the test's: it
@@ -92,4 +97,26 @@ func TestMCPShellReadyPattern(t *testing.T) {
 	if !isErr || !strings.Contains(text, "two gates") {
 		t.Errorf("ready_pattern with ready_port: %q (error %v); want an argument error", text, isErr)
 	}
+}
+
+// TestMCPShellReadyPort: shell with ready_port returns once a real dev
+// server accepts connections on it.
+func TestMCPShellReadyPort(t *testing.T) {
+	t.Parallel()
+	python := testenv.NeedProgram(t, "python3")
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	port := freePort(t)
+	text, isErr := callTool(t, cs, "shell", map[string]any{
+		"command":    fmt.Sprintf("%s -m http.server --bind 127.0.0.1 %d", python, port),
+		"ready_port": port,
+	})
+	if isErr || !strings.Contains(text, fmt.Sprintf("is ready: 127.0.0.1:%d accepts connections", port)) {
+		t.Fatalf("shell with ready_port: %q (error %v); want it ready", text, isErr)
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		t.Fatalf("the ready result came but the server does not accept connections: %v", err)
+	}
+	conn.Close()
 }

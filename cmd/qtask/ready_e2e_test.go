@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +22,12 @@ import (
 // hung past qtaskDeadline). For tests that must see a command still
 // waiting before they let it finish.
 func (h *harness) qtaskAsync(args ...string) <-chan result {
+	_, done := h.qtaskProcess(args...)
+	return done
+}
+
+// qtaskProcess is qtaskAsync that also gives the running qtask process.
+func (h *harness) qtaskProcess(args ...string) (*os.Process, <-chan result) {
 	done := make(chan result, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
 	cmd := exec.CommandContext(ctx, qtaskBin, args...)
@@ -40,7 +47,7 @@ func (h *harness) qtaskAsync(args ...string) <-chan result {
 		}
 		done <- result{out.String(), errOut.String(), code}
 	}()
-	return done
+	return cmd.Process, done
 }
 
 // stillWaiting fails the test if the command behind done has returned.
@@ -166,6 +173,29 @@ func TestRunReadyTimeoutKillStopsEverything(t *testing.T) {
 	}
 	awaitDead(t, st.PID)
 	awaitDead(t, childPID)
+}
+
+// TestRunReadyInterruptedLeavesTaskRunning: Ctrl+C on a waiting gate ends
+// the wait (exit 130, as a shell reports SIGINT) and never the background
+// task it waited on.
+func TestRunReadyInterruptedLeavesTaskRunning(t *testing.T) {
+	t.Parallel()
+	if !isolated(t) {
+		return
+	}
+	h := newHarness(t)
+	proc, done := h.qtaskProcess("run", "--bg", "--ready", "listening", "--", "echo booting; exec sleep 300")
+	id := h.onlyTask()
+	eventually(t, "the task to print its first line", func() bool { return strings.Contains(h.output(id), "booting") })
+	if err := proc.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.code != 130 {
+		t.Fatalf("run --ready interrupted by SIGINT: exit %d, want 130\nstderr: %s", r.code, r.stderr)
+	}
+	if st := h.status(id); !st.Running() {
+		t.Errorf("interrupting the gate ended the task: %s", st.StatusText())
+	}
 }
 
 // TestWaitUntil: `wait ID --until` on a running task finds a line printed
