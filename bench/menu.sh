@@ -59,15 +59,15 @@ echo "menu: prefix T is: $(tmux -S "$sock" list-keys -T prefix T)"
 echo "menu: prefix C is: $(tmux -S "$sock" list-keys -T prefix C)"
 
 # The ui's first line, or the title of tmux's menu: the same words.
-qcase="qtask:T:qtask: $total tasks:q"
+qcase="qtask:T:q:qtask: $total tasks"
 samples=$tmp/samples
-"$tmp/menuclient" -socket "$sock" -session user -runs "$RUNS" -warmup "$WARMUP" \
-	-case 'popup-cat:C:baseline-ready:\x04' -case "$qcase" >"$samples"
+"$tmp/menuclient" -socket "$sock" -session user -runs "$RUNS" -warmup "$WARMUP" ${MENU_DUMP:+-dump "$MENU_DUMP"} \
+	-case 'popup-cat:C:\x04:baseline-ready' -case "$qcase" >"$samples"
 
 # summary NAME: min, median, p90, max of NAME's samples, in ms.
 summary() {
 	awk -v n="$1" '$1 == n { print $2 }' "$samples" | sort -n |
-		awk '{ v[NR] = $1 } END { printf "%.1f %.1f %.1f %.1f", v[1] / 1000, v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.9 + 0.999)] / 1000, v[NR] / 1000 }'
+		awk '{ v[NR] = $1 } END { printf "%.1f %.1f %.1f %.1f\n", v[1] / 1000, v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.9 + 0.999)] / 1000, v[NR] / 1000 }'
 }
 read -r bmin bmed bp90 bmax < <(summary popup-cat)
 read -r qmin qmed qp90 qmax < <(summary qtask)

@@ -11,7 +11,7 @@
 #    status_format = "" (no push). Target: <= 10 ms more, 5 ms for each.
 #    (`qtask run --bg` does not wait for the start's push at all.)
 #
-# 3. The task menu's opening with the same tasks (see below).
+# The task menu's opening with the same tasks is bench/menu.sh.
 #
 # Env: TASKS (default 1000), RUNNING (default 50), RUNS (default 30),
 # WARMUP (default 3).
@@ -83,24 +83,7 @@ echo
 echo "statusline: version $(bench_ms "$v") ms, status-line $(bench_ms "$s") ms"
 echo "statusline: status-line ${r}x version, target <= ${TARGET}x: $(bench_verdict "$r" "$TARGET")"
 
-# 3. The task menu with the same 1,050 tasks: `qtask ui` on a terminal
-# (script gives it one), which reads every task, draws the list and quits on
-# the q already waiting; against `qtask version` through the same script.
-# The difference is the menu's opening. Target: <= 100 ms.
-bench_need script
-json=$tmp/ui.json
-hyperfine -N --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
-	-n script-version "sh -c 'printf q | script -qec \"$Q version\" /dev/null'" \
-	-n script-ui "sh -c 'printf q | script -qec \"$Q ui\" /dev/null'"
-sv=$(bench_mean "$json" script-version)
-su=$(bench_mean "$json" script-ui)
-opening=$(awk -v a="$su" -v b="$sv" 'BEGIN { printf "%.2f", (a - b) * 1000 }')
-menu=$(awk -v d="$opening" 'BEGIN { print (d <= 100 ? "PASS" : "MISS") }')
-echo "statusline: qtask ui opened and quit in $(bench_ms "$su") ms, qtask version $(bench_ms "$sv") ms through script: menu +$opening ms, target <= 100 ms: $menu"
-
 "$Q" stop --all >/dev/null
-bench_result "bench=menu" "baseline=script-version" "baseline_ms=$(bench_ms "$sv")" \
-	"qtask_ms=$(bench_ms "$su")" "ratio=+${opening}ms" "target=<=100ms" "verdict=$menu"
 bench_result "bench=statusline" "baseline=qtask-version" "baseline_ms=$(bench_ms "$v")" \
 	"qtask_ms=$(bench_ms "$s")" "ratio=$r" "target=<=${TARGET}x" "verdict=$(bench_verdict "$r" "$TARGET")"
 bench_result "bench=status-push" "baseline=no-push" "baseline_ms=$(bench_ms "$np")" \

@@ -7,7 +7,7 @@
 // cat, bound the same way, alternating the two so both see the same load.
 //
 //	menuclient -socket S -session NAME -runs N \
-//	    -case 'name:key:text to wait for:keys that close it' ...
+//	    -case 'name:key:keys that close it:text to wait for' ...
 //
 // It prints one line per sample: "name microseconds".
 package main
@@ -36,9 +36,9 @@ func (c *caseList) String() string { return fmt.Sprint(*c) }
 func (c *caseList) Set(v string) error {
 	f := strings.SplitN(v, ":", 4)
 	if len(f) != 4 {
-		return fmt.Errorf("want name:key:text:close, got %q", v)
+		return fmt.Errorf("want name:key:close:text, got %q", v)
 	}
-	*c = append(*c, benchCase{f[0], f[1], f[2], unescape(f[3])})
+	*c = append(*c, benchCase{name: f[0], key: f[1], close: unescape(f[2]), text: f[3]})
 	return nil
 }
 
@@ -82,8 +82,9 @@ func main() {
 	session := flag.String("session", "", "the session to attach to")
 	runs := flag.Int("runs", 30, "samples per case")
 	warmup := flag.Int("warmup", 3, "unrecorded runs per case first")
+	dump := flag.String("dump", "", "write everything drawn on the client to this file at the end")
 	var cases caseList
-	flag.Var(&cases, "case", "name:key:text:close (repeatable)")
+	flag.Var(&cases, "case", "name:key:close:text (repeatable; the text may hold colons)")
 	flag.Parse()
 	if *socket == "" || *session == "" || len(cases) == 0 {
 		fmt.Fprintln(os.Stderr, "menuclient: need -socket, -session and -case")
@@ -145,6 +146,11 @@ func main() {
 				fmt.Printf("%s %d\n", c.name, d.Microseconds())
 			}
 		}
+	}
+	if *dump != "" {
+		scr.mu.Lock()
+		os.WriteFile(*dump, scr.out.Bytes(), 0o600)
+		scr.mu.Unlock()
 	}
 }
 
