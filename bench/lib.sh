@@ -109,6 +109,23 @@ bench_latency() {
 		"target=p95<=${target}ms" "verdict=$(bench_verdict "$p95" "$target")"
 }
 
+# bench_finished_tasks NAME COUNT: COUNT finished tasks (`true`), started in
+# batches of 100 and waited for, so the state dir holds them all. NAME
+# prefixes the error if qtask printed no id.
+bench_finished_tasks() {
+	local name=$1 count=$2 made=0 out ids
+	while [ "$made" -lt "$count" ]; do
+		ids=()
+		for _ in $(seq "$(( count - made < 100 ? count - made : 100 ))"); do
+			out=$("$Q" run --bg --json -- true)
+			[[ $out =~ \"id\":\ \"([0-9a-f]+)\" ]] || { echo "$name: no id in: $out" >&2; exit 1; }
+			ids+=("${BASH_REMATCH[1]}")
+		done
+		"$Q" wait "${ids[@]}" >/dev/null
+		made=$((made + ${#ids[@]}))
+	done
+}
+
 bench_machine() {
 	local rev
 	rev=$(git -C "$BENCH_SRC" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")

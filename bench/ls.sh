@@ -17,7 +17,6 @@ TASKS=${TASKS:-1000}
 RUNNING=${RUNNING:-50}
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
-BATCH=100
 TARGET=5
 STATUS_TARGET=1.5
 
@@ -28,17 +27,7 @@ echo 'keep_finished = 0' >>"$QTASK_CONFIG"
 
 echo "ls: creating $TASKS tasks..."
 t0=$EPOCHREALTIME
-made=0
-while [ "$made" -lt "$TASKS" ]; do
-	ids=()
-	for _ in $(seq "$(( TASKS - made < BATCH ? TASKS - made : BATCH ))"); do
-		out=$("$Q" run --bg --json -- true)
-		[[ $out =~ \"id\":\ \"([0-9a-f]+)\" ]] || { echo "ls: no id in: $out" >&2; exit 1; }
-		ids+=("${BASH_REMATCH[1]}")
-	done
-	"$Q" wait "${ids[@]}" >/dev/null
-	made=$((made + ${#ids[@]}))
-done
+bench_finished_tasks ls "$TASKS"
 "$tmp/settle"
 echo "ls: created and waited in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
 

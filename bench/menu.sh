@@ -26,7 +26,6 @@ RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
 MENU_STYLE=${MENU_STYLE:-popup}
 TARGET_MS=100
-BATCH=100
 
 bench_setup
 bench_machine
@@ -34,17 +33,7 @@ echo 'keep_finished = 0' >>"$QTASK_CONFIG"
 (cd "$BENCH_ROOT" && go build -o "$tmp/menuclient" ./bench/menuclient)
 
 echo "menu: creating $TASKS finished and $RUNNING running tasks..."
-made=0
-while [ "$made" -lt "$TASKS" ]; do
-	ids=()
-	for _ in $(seq "$(( TASKS - made < BATCH ? TASKS - made : BATCH ))"); do
-		out=$("$Q" run --bg --json -- true)
-		[[ $out =~ \"id\":\ \"([0-9a-f]+)\" ]] || { echo "menu: no id in: $out" >&2; exit 1; }
-		ids+=("${BASH_REMATCH[1]}")
-	done
-	"$Q" wait "${ids[@]}" >/dev/null || true
-	made=$((made + ${#ids[@]}))
-done
+bench_finished_tasks menu "$TASKS"
 for _ in $(seq "$RUNNING"); do "$Q" run --bg -- sleep 100000 >/dev/null; done
 total=$((TASKS + RUNNING))
 
