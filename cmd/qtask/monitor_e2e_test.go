@@ -419,3 +419,32 @@ func TestAgentHookDeliversMonitorEvents(t *testing.T) {
 	touch(t, release)
 	h.wait(m.ID)
 }
+
+// TestMonitorNeverHoldsUpItsCommand: while no event can be queued (the
+// state lock is held, as by a reader stuck mid-transition), the monitored
+// command still prints all its lines and goes on; the events follow once
+// the lock is free.
+func TestMonitorNeverHoldsUpItsCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	held, done, release := filepath.Join(h.root, "held"), filepath.Join(h.root, "done"), filepath.Join(h.root, "release")
+	m := h.startMonitor("--", awaitFile(held)+"; seq 1 2000; touch '"+done+"'; "+awaitFile(release))
+	eventually(t, "the monitor to claim its command", func() bool { return h.status(m.ID).PID > 0 })
+	free := holdStoreLock(t, h.state)
+	touch(t, held)
+	eventually(t, "the command to print 2000 lines and go on while events are held up", func() bool {
+		_, err := os.Stat(done)
+		return err == nil
+	})
+	var rec tasks.Task
+	if data, err := os.ReadFile(filepath.Join(h.state, "tasks", m.ID+".json")); err != nil || json.Unmarshal(data, &rec) != nil || rec.Events != 0 {
+		t.Fatalf("events were counted with the state lock held (%v, record %s): the test holds nothing up", err, data)
+	}
+	free()
+	touch(t, release)
+	end := h.wait(m.ID)
+	if end.Status != tasks.StatusCompleted || end.Events < 5 || end.Events+end.EventsDropped != 2000 {
+		t.Errorf("monitor ended %s with %d events and %d dropped; want completed, at least the burst, and the 2000 lines accounted for",
+			end.StatusText(), end.Events, end.EventsDropped)
+	}
+}
