@@ -11,7 +11,7 @@ trap 'rm -f "$log"' EXIT
 
 failed=()
 start=$EPOCHREALTIME
-for b in run-bg burst ls scale capture hooks promote agent-hook inbox monitor route mcp memory statusline menu ready; do
+for b in run-bg start-cpu burst ls scale capture hooks promote agent-hook inbox monitor route mcp memory statusline menu ready; do
 	echo "=== $b"
 	if ! bash "$dir/$b.sh" 2>&1 | tee -a "$log"; then
 		failed+=("$b")
