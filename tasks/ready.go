@@ -90,6 +90,14 @@ const portDialTimeout = 500 * time.Millisecond
 // -f` does (FollowLines), woken by file events; a port gate tries to connect,
 // and reads the record, every portPoll. An error is a failure to wait (or ctx's), not an outcome.
 func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOptions) (*ReadyResult, error) {
+	if opts.Pattern != nil && opts.Port != 0 {
+		return nil, &ArgumentError{Msg: "a readiness gate waits for a line or a port, not both"}
+	}
+	if opts.Pattern == nil {
+		if err := CheckPort(opts.Port); err != nil {
+			return nil, err
+		}
+	}
 	t, err := s.Get(idOrPrefix)
 	if err != nil {
 		return nil, err

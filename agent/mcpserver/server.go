@@ -50,7 +50,8 @@ const instructions = `qtask runs each shell command as a task in its own tmux wi
 	`Tasks outlive this server and this conversation. Run long commands with shell {is_background: true}, ` +
 	`then task_wait, task_output or task_stop them by id. When a background task ends, ` +
 	`a <task-notification> is added to the result of your next qtask call, once. ` +
-	`To be told when output appears (a server ready, a build error), use monitor rather than sleeping and polling.`
+	`To be told when output appears (a server ready, a build error), use monitor rather than sleeping and polling; ` +
+	`to start a server and go on once it is up, give shell ready_pattern or ready_port.`
 
 // New builds the server and its tools.
 func New(opts Options) *mcp.Server {
