@@ -70,7 +70,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 			OutputPath: s.outputPath(id), Background: true, OutputComplete: true,
 		},
 		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
-		TmuxServer: opts.Server.String(), EndMarker: "qtask-end:" + id + ":" + marker,
+		TmuxServer: opts.Server, EndMarker: "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
 		StatusFormat: opts.StatusFormat,
 	}
@@ -257,7 +257,7 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	if keepPane {
 		return nil
 	}
-	server, err := tmux.ParseServer(r.TmuxServer)
+	server, err := r.server()
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 	}
 	var last *record
 	for _, r := range recs {
-		if r.TmuxServer != server.String() {
+		if !r.TmuxServer.Same(server) {
 			continue
 		}
 		switch {
@@ -156,7 +156,7 @@ func (s *Store) exitedSince(id string) bool {
 // moveToBackground puts the task's pane into the background session unless
 // it is there already.
 func (s *Store) moveToBackground(ctx context.Context, r *record, session string) error {
-	server, err := tmux.ParseServer(r.TmuxServer)
+	server, err := r.server()
 	if err != nil {
 		return err
 	}

@@ -180,5 +180,14 @@ func (s *Store) ServerOf(t *Task) (tmux.Server, error) {
 	if err != nil {
 		return tmux.Server{}, err
 	}
-	return tmux.ParseServer(r.TmuxServer)
+	return r.server()
+}
+
+// server is the tmux server holding the task's pane, or why there is none
+// on record.
+func (r *record) server() (tmux.Server, error) {
+	if r.TmuxServer == (tmux.Server{}) {
+		return tmux.Server{}, fmt.Errorf("task %s has no tmux server on record", r.ID)
+	}
+	return r.TmuxServer, nil
 }

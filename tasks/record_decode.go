@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // unmarshalRecord decodes a record file. encoding/json was most of `ls`'s
@@ -119,7 +121,7 @@ func (d *recordDecoder) field(key string, r *record) bool {
 	case "await_scrollback":
 		return d.bool(&r.AwaitScrollback)
 	case "tmux_server":
-		return d.string(&r.TmuxServer)
+		return d.server(&r.TmuxServer)
 	case "end_marker":
 		return d.string(&r.EndMarker)
 	case "output_max_bytes":
@@ -190,6 +192,18 @@ func (d *recordDecoder) string(v *string) bool {
 	s, ok := d.str()
 	*v = s
 	return ok
+}
+
+// server declines what tmux.ParseServer refuses, leaving the error to
+// encoding/json (tmux.Server.UnmarshalText).
+func (d *recordDecoder) server(v *tmux.Server) bool {
+	s, ok := d.str()
+	if !ok {
+		return false
+	}
+	parsed, err := tmux.ParseServer(s)
+	*v = parsed
+	return err == nil
 }
 
 func (d *recordDecoder) bool(v *bool) bool {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // fullRecord is a record with every field set to a value that is not its
@@ -30,6 +32,8 @@ func fullRecord(t testing.TB) *record {
 			case f.Type() == reflect.TypeOf(new(int)):
 				code := n
 				f.Set(reflect.ValueOf(&code))
+			case f.Type() == reflect.TypeOf(tmux.Server{}):
+				f.Set(reflect.ValueOf(tmux.NewSocketServer("/tmp/" + sf.Name + " ⏵ socket")))
 			case f.Kind() == reflect.String:
 				f.SetString(sf.Name + " ⏵ value")
 			case f.Kind() == reflect.Bool:
@@ -94,7 +98,7 @@ func TestDecodeRecordDeclinesTheUnusual(t *testing.T) {
 		`{"pid":1.0}`, `{"pid":1e3}`, `{"pid":01}`, `{"pid":-}`, `{"pid":"1"}`, `{"pid":99999999999999999999}`,
 		`{"wrapper_start":-1}`, `{"background":1}`, `{"background":nul}`, `{"background":truex}`,
 		`{"started_at":"yesterday"}`, `{"started_at":null}`, `{"started_at":1}`, `{"ended_at":"2026-11-23"}`,
-		`{"exit_code":1.5}`, `{"exit_code":"0"}`,
+		`{"exit_code":1.5}`, `{"exit_code":"0"}`, `{"tmux_server":"qtask"}`, `{"tmux_server":""}`,
 	} {
 		if checkDecode(t, []byte(data)) {
 			t.Errorf("decodeRecord took %q, which save never writes", data)

@@ -13,7 +13,7 @@ func TestShowDecidesHowToReachThePane(t *testing.T) {
 	s := newTestStore(t)
 	taskServer := tmux.NewSocketServer("/run/task.sock")
 	r := saveRunning(t, s, "5b0a0001", time.Now().UTC())
-	r.TmuxServer, r.PaneID = taskServer.String(), "%7"
+	r.TmuxServer, r.PaneID = taskServer, "%7"
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestShowDecidesHowToReachThePane(t *testing.T) {
 func TestShowHereOutsideTmuxIsAnArgumentError(t *testing.T) {
 	s := newTestStore(t)
 	r := saveRunning(t, s, "5b0a0004", time.Now().UTC())
-	r.TmuxServer, r.PaneID = tmux.NewSocketServer("/run/task.sock").String(), "%7"
+	r.TmuxServer, r.PaneID = tmux.NewSocketServer("/run/task.sock"), "%7"
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}

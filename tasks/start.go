@@ -133,7 +133,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
 			OutputPath: s.outputPath(id), Background: opts.Background, OutputComplete: true,
 		},
-		TmuxServer:     opts.Server.String(),
+		TmuxServer:     opts.Server,
 		WaiterPID:      opts.WaiterPID,
 		CallerPane:     string(callerPane),
 		EndMarker:      "qtask-end:" + id + ":" + marker,

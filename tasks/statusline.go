@@ -129,7 +129,7 @@ func (s *Store) MarkSeen(t *Task) error {
 // server that is gone or refuses is not the task's problem: errors are
 // dropped.
 func (s *Store) pushStatus(r *record) {
-	server, err := tmux.ParseServer(r.TmuxServer)
+	server, err := r.server()
 	if err != nil || r.StatusFormat == "" {
 		return
 	}
@@ -218,7 +218,7 @@ func tellClients(r *record) {
 	if !r.Background || r.CallerPane == "" || r.Status == StatusCancelled {
 		return
 	}
-	server, err := tmux.ParseServer(r.TmuxServer)
+	server, err := r.server()
 	if err != nil {
 		return
 	}

@@ -154,7 +154,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	if r.Running() && r.Adopted {
 		// The shell carries on with the command line: close its pane,
 		// which holds nothing but this task.
-		if server, err := tmux.ParseServer(r.TmuxServer); err == nil {
+		if server, err := r.server(); err == nil {
 			server.KillPane(context.WithoutCancel(ctx), tmux.PaneID(r.PaneID))
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 func permOf(t *testing.T, path string) fs.FileMode {
@@ -210,7 +212,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		Task: Task{ID: "abcd0001", Name: "build", Kind: KindShell, Command: "make -j4 'a b' \"$X\"\n#x",
 			Cwd: "/src", Scope: "s", Status: StatusFailed, ExitCode: &code, Error: "exited with code 3",
 			PID: 42, PaneID: "%3", StartedAt: start, EndedAt: &end, OutputPath: s.outputPath("abcd0001"), Background: true},
-		WrapperPID: 41, TmuxServer: "-L qtask", EndMarker: "qtask-end-x", OutputMaxBytes: 1 << 20,
+		WrapperPID: 41, TmuxServer: tmux.NewSocketServer("/tmp/tmux-0/qtask"), EndMarker: "qtask-end-x", OutputMaxBytes: 1 << 20,
 		OutputAcked: true,
 	}
 	if err := s.save(want); err != nil {
@@ -222,7 +224,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if got.Command != want.Command || !got.StartedAt.Equal(start) || got.EndedAt == nil || !got.EndedAt.Equal(end) ||
 		got.ExitCode == nil || *got.ExitCode != 3 || got.WrapperPID != 41 || got.EndMarker != want.EndMarker ||
-		!got.OutputAcked || got.PaneID != "%3" || got.Status != StatusFailed {
+		!got.OutputAcked || got.PaneID != "%3" || got.Status != StatusFailed || !got.TmuxServer.Same(want.TmuxServer) {
 		t.Errorf("record read back differs from what was saved:\n got %+v\nwant %+v", got, want)
 	}
 	if _, err := s.load("ffff0000"); !errors.Is(err, ErrNotFound) {

@@ -10,6 +10,8 @@ package tasks
 import (
 	"fmt"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // Status is where a task is in its life. Leaving StatusRunning happens once.
@@ -173,8 +175,9 @@ type record struct {
 	// AwaitScrollback holds the capture back until the pane's scrollback
 	// has been written to the output file, so the file reads in order.
 	AwaitScrollback bool `json:"await_scrollback,omitempty"`
-	// TmuxServer is tmux.Server.String() of the server holding the pane.
-	TmuxServer string `json:"tmux_server,omitempty"`
+	// TmuxServer is the server holding the pane; zero in a record written
+	// before the pane was asked for.
+	TmuxServer tmux.Server `json:"tmux_server,omitzero"`
 	// EndMarker is the OSC payload printed into the pane after the command
 	// has exited; the capture acknowledges it (the wrapper's own copier in
 	// memory, an adopted pane's `qtask _capture` by setting OutputAcked).

@@ -209,6 +209,20 @@ var installed = sync.OnceValue(func() (ok bool) {
 	return gotmux.IsInstalled()
 })
 
+// MarshalText writes the server as String does, so a record can hold a
+// Server and not a string every reader re-parses.
+func (s Server) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote (see ParseServer).
+func (s *Server) UnmarshalText(text []byte) error {
+	parsed, err := ParseServer(string(text))
+	if err != nil {
+		return err
+	}
+	*s = parsed
+	return nil
+}
+
 // ParseServer is the inverse of Server.String, for servers recorded on disk.
 func ParseServer(s string) (Server, error) {
 	switch {
