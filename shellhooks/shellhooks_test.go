@@ -580,3 +580,19 @@ func TestForget(t *testing.T) {
 		})
 	}
 }
+
+// Every shell's snippet calls the hidden command the CLI defines, with the
+// flag it parses: a rename on one side alone would leave promoted commands
+// running forever in the list.
+func TestSnippetsCallThePaneDoneCommand(t *testing.T) {
+	want := tasks.PaneDoneVerb + " --" + tasks.StateDirFlag + " "
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		text, err := Snippet(shell, "/usr/bin/qtask", "/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text, want) {
+			t.Errorf("the %s snippet never runs %q", shell, want)
+		}
+	}
+}

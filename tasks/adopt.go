@@ -90,7 +90,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 			return abandon(err)
 		}
 	}
-	capture := []string{wrapperProgram(opts.Self), "_capture", "--state-dir", s.dir, id}
+	capture := s.helperArgv(opts.Self, CaptureVerb, id)
 	scrollback, err := opts.Server.CaptureAndPipe(ctx, opts.Pane, capture)
 	if err != nil {
 		return abandon(fmt.Errorf("capture pane %s: %w", opts.Pane, err))

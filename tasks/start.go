@@ -152,7 +152,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		Session:   opts.Session,
 		Name:      windowName(r, opts.AgentCommand),
 		Dir:       opts.Cwd,
-		Argv:      []string{wrapperProgram(opts.Self), "_exec", "--state-dir", s.dir, id},
+		Argv:      s.helperArgv(opts.Self, ExecVerb, id),
 		Env:       []string{wrapperGOMAXPROCS},
 	})
 	if err != nil {

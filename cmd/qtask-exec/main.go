@@ -18,7 +18,7 @@ import (
 
 func main() {
 	args := os.Args[1:]
-	if len(args) != 4 || args[0] != "_exec" && args[0] != "_capture" || args[1] != "--state-dir" {
+	if len(args) != 4 || args[0] != tasks.ExecVerb && args[0] != tasks.CaptureVerb || args[1] != "--"+tasks.StateDirFlag {
 		fmt.Fprintln(os.Stderr, "usage: qtask-exec _exec|_capture --state-dir DIR ID (qtask runs it; it is not for use by hand)")
 		os.Exit(2)
 	}
@@ -44,7 +44,7 @@ func dispatch(verb, stateDir, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if verb == "_capture" {
+	if verb == tasks.CaptureVerb {
 		return 0, store.Capture(id, os.Stdin)
 	}
 	return wrapper.Run(context.Background(), store, id, env, os.Stdin, os.Stdout)

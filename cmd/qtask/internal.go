@@ -29,15 +29,15 @@ func hiddenCommand(use string, nargs int, run func(cmd *cobra.Command, store *ta
 			return run(cmd, store, args)
 		},
 	}
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory")
-	cmd.MarkFlagRequired("state-dir")
+	cmd.Flags().StringVar(&stateDir, tasks.StateDirFlag, "", "state directory")
+	cmd.MarkFlagRequired(tasks.StateDirFlag)
 	return cmd
 }
 
 // newCmdExec builds the hidden `qtask _exec ID`, which tmux runs as the
 // first process of a task's pane.
 func newCmdExec(deps *Deps) *cobra.Command {
-	return hiddenCommand("_exec ID", 1, func(cmd *cobra.Command, store *tasks.Store, args []string) error {
+	return hiddenCommand(tasks.ExecVerb+" ID", 1, func(cmd *cobra.Command, store *tasks.Store, args []string) error {
 		tty, out, err := deps.IO.Files()
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func newCmdExec(deps *Deps) *cobra.Command {
 // newCmdCapture builds the hidden `qtask _capture ID`, the reading end of
 // the pane's pipe-pane.
 func newCmdCapture(deps *Deps) *cobra.Command {
-	return hiddenCommand("_capture ID", 1, func(_ *cobra.Command, store *tasks.Store, args []string) error {
+	return hiddenCommand(tasks.CaptureVerb+" ID", 1, func(_ *cobra.Command, store *tasks.Store, args []string) error {
 		in, _, err := deps.IO.Files()
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func newCmdCapture(deps *Deps) *cobra.Command {
 // prompt hook of a shell whose command was promoted, once that command ends.
 func newCmdPaneDone(deps *Deps) *cobra.Command {
 	var status int
-	cmd := hiddenCommand("_pane-done --status N", 0, func(cmd *cobra.Command, store *tasks.Store, _ []string) error {
+	cmd := hiddenCommand(tasks.PaneDoneVerb+" --status N", 0, func(cmd *cobra.Command, store *tasks.Store, _ []string) error {
 		pane, err := tmux.ParsePaneID(deps.Env.TmuxPane)
 		if err != nil {
 			return err
