@@ -19,6 +19,8 @@ import (
 	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/qtask/qtask/tasks/capped"
 )
 
 // Config is the effective configuration. Every field has a default (see
@@ -113,7 +115,7 @@ func Default() Config {
 		Shell:             shell,
 		Session:           "qtask",
 		StopGrace:         2 * time.Second,
-		OutputMaxBytes:    32 << 20,
+		OutputMaxBytes:    capped.DefaultMaxBytes,
 		ForegroundTimeout: 2 * time.Minute,
 		OnTimeout:         OnTimeoutBackground,
 		KeepPromotedPane:  false,

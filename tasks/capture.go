@@ -13,11 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/render"
 )
-
-// DefaultOutputMaxBytes caps an output file when the record names no cap.
-const DefaultOutputMaxBytes = 32 << 20
 
 // captureIdleFlush is how often a quiet capture wakes: to retry a spool,
 // and to notice stop.
@@ -46,7 +44,7 @@ const captureBusy = 1 << 20
 // and `qtask _capture` (reading its stdin) feed it the same way, through
 // copyFrom.
 type captureSink struct {
-	out    *CappedFile
+	out    *capped.File
 	spool  *spool
 	screen *render.Screen
 	marker markerScan
@@ -71,9 +69,9 @@ type captureSink struct {
 func openSink(r *record, width, height int) (*captureSink, error) {
 	limit := r.OutputMaxBytes
 	if limit <= 0 {
-		limit = DefaultOutputMaxBytes
+		limit = capped.DefaultMaxBytes
 	}
-	out, err := OpenCapped(r.OutputPath, limit)
+	out, err := capped.Open(r.OutputPath, limit)
 	if err != nil {
 		return nil, err
 	}

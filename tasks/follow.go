@@ -10,13 +10,14 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/render"
 )
 
 // follower copies a growing output file to a writer, picking up where it
 // left off. While the task runs it copies the final text and the settled
 // lines of the live tail, never the rows still being redrawn (see
-// CappedFile); it only reads the last of those, for a terminal to show
+// capped.File); it only reads the last of those, for a terminal to show
 // apart (see liveLine). Settled lines it printed are remembered until they are
 // final; should one change after all, it is printed again, whole. When the
 // file is rotated by its size cap (a new inode whose
@@ -49,7 +50,7 @@ const capDroppedFormat = "[qtask: %d bytes dropped by the output cap]\n"
 // all set (the task has ended, or the caller stops following) the live
 // tail too.
 func (fl *follower) copyNew(w io.Writer, all bool) error {
-	nf, err := openOutput(fl.path)
+	nf, err := capped.OpenRead(fl.path)
 	if err != nil {
 		return fmt.Errorf("open output: %w", err)
 	}
@@ -59,7 +60,7 @@ func (fl *follower) copyNew(w io.Writer, all bool) error {
 		return err
 	}
 	if fl.f == nil || ino != fl.ino {
-		dropped, headerLen, err := capReadHeader(fl.path)
+		dropped, headerLen, err := capped.ReadHeader(fl.path)
 		if err != nil {
 			nf.Close()
 			return err
@@ -89,7 +90,7 @@ func (fl *follower) copyNew(w io.Writer, all bool) error {
 		return err
 	}
 	size := fi.Size()
-	final, settled := finalEnds(fl.f, size)
+	final, settled := capped.FinalEnds(fl.f, size)
 	if all {
 		final, settled = size, size
 	}

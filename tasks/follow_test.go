@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/tasks/capped"
 )
 
 // TestFollowerMarksWhatTheCapDropped: output a cap rotation removed before
@@ -13,13 +15,12 @@ import (
 // and nothing is printed twice.
 func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	const maxBytes = 100
-	path := newOutputFile(t, "")
-	f := openCapped(t, path, maxBytes)
+	path, f := cappedOutput(t, maxBytes)
 	var stream strings.Builder
 	write := func(from, to int) {
 		for i := from; i < to; i++ {
 			line := fmt.Sprintf("line %03d\n", i)
-			mustWrite(t, f, line)
+			writeFinal(t, f, line)
 			stream.WriteString(line)
 		}
 	}
@@ -44,7 +45,7 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	write(5, 50)
 	s := follow()
 	b, _ := os.ReadFile(path)
-	dropped, hlen := capParseHeader(b)
+	dropped, hlen := capped.ParseHeader(b)
 	want := fmt.Sprintf(capDroppedFormat, dropped-seen) + string(b[hlen:])
 	if dropped <= seen || s != want {
 		t.Fatalf("after rotations dropped %d unread bytes, the follower printed\n%q\nwant\n%q", dropped-seen, s, want)
@@ -56,7 +57,7 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	write(60, 61)
 	s = follow()
 	b, _ = os.ReadFile(path)
-	if again, _ := capParseHeader(b); again == dropped {
+	if again, _ := capped.ParseHeader(b); again == dropped {
 		t.Fatalf("line 060 did not rotate the file (%d bytes dropped before and after): the test misses its case", dropped)
 	}
 	if s != "line 060\n" {
@@ -70,7 +71,7 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 // when the caller asks for everything.
 func TestFollowerWaitsForFinalText(t *testing.T) {
 	path, f, follow, _ := followed(t)
-	mustWrite(t, f, "first\n")
+	writeFinal(t, f, "first\n")
 	for _, frame := range []string{" 10%\n", " 50%\n", "100%\n"} {
 		if err := f.SetTail([]byte("first bar"+frame), 0); err != nil {
 			t.Fatal(err)
@@ -79,7 +80,7 @@ func TestFollowerWaitsForFinalText(t *testing.T) {
 			t.Fatalf("follower printed %q while the bar was live", s)
 		}
 	}
-	mustWrite(t, f, "first bar100%\n")
+	writeFinal(t, f, "first bar100%\n")
 	if err := f.SetTail([]byte("prompt> "), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestFollowerPrintsSettledLinesOnce(t *testing.T) {
 	step := func(final, tail string, settled int, want string) {
 		t.Helper()
 		if final != "" {
-			mustWrite(t, f, final)
+			writeFinal(t, f, final)
 		}
 		if err := f.SetTail([]byte(tail), settled); err != nil {
 			t.Fatal(err)
@@ -123,11 +124,30 @@ func TestFollowerPrintsSettledLinesOnce(t *testing.T) {
 	}
 }
 
+// cappedOutput makes an empty output file, capped at maxBytes.
+func cappedOutput(t *testing.T, maxBytes int64) (string, *capped.File) {
+	t.Helper()
+	path := writeOutputFile(t, "")
+	f, err := capped.Open(path, maxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
+}
+
+// writeFinal appends final text to f.
+func writeFinal(t *testing.T, f *capped.File, p string) {
+	t.Helper()
+	if _, err := f.Write([]byte(p)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // followed makes an output file and a follower of it: follow copies what
 // is new (everything, with all) and returns it; got holds all it copied.
-func followed(t *testing.T) (path string, f *CappedFile, follow func(all bool) string, got *strings.Builder) {
-	path = newOutputFile(t, "")
-	f = openCapped(t, path, 1<<20)
+func followed(t *testing.T) (path string, f *capped.File, follow func(all bool) string, got *strings.Builder) {
+	path, f = cappedOutput(t, 1<<20)
 	fl := newFollower(path, 0)
 	t.Cleanup(fl.close)
 	got = new(strings.Builder)

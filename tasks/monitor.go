@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/monitor"
 )
 
@@ -100,13 +101,13 @@ func (s *Store) prepareMonitor(opts *StartOptions) (*monitorSpec, error) {
 	if !src.Running() {
 		return nil, &InputError{Msg: fmt.Sprintf("task %s is not running (%s): there is nothing to monitor; read its output with qtask logs %[1]s", src.ID, src.StatusText())}
 	}
-	f, err := openOutput(src.OutputPath)
+	f, err := capped.OpenRead(src.OutputPath)
 	if err != nil {
 		return nil, fmt.Errorf("open output of task %s: %w", src.ID, err)
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		_, ms.SourceOffset = finalEnds(f, fi.Size())
+		_, ms.SourceOffset = capped.FinalEnds(f, fi.Size())
 	}
 	f.Close()
 	if err != nil {

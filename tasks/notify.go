@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/qtask/qtask/tasks/capped"
 )
 
 // The notification queue: every task that leaves running leaves one entry,
@@ -338,7 +339,7 @@ func readNotice(path string) (notice, error) {
 // lastBytes reads up to the last n bytes of the file at path, and whether
 // the file held more.
 func lastBytes(path string, n int) ([]byte, bool, error) {
-	f, err := openOutput(path)
+	f, err := capped.OpenRead(path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
+	"github.com/qtask/qtask/tasks/capped"
 )
 
 // tailBlock is how much of a file's end is read at a time when looking for
@@ -66,43 +65,6 @@ func nthLastIndex(b []byte, c byte, n int) int {
 	return -1
 }
 
-// openOutput opens an output file for reading, never through a symlink and
-// never a FIFO or device (opened without blocking, then refused): a file
-// planted in output/ can neither show another file nor hang the reader.
-func openOutput(path string) (*os.File, error) {
-	f, err := capOpen(path, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// finalEnds says where the final text of an open output file of the given
-// size ends, and where the settled lines after it end (see CappedFile): the
-// file's size for both when it has no mark.
-func finalEnds(f *os.File, size int64) (final, settled int64) {
-	var buf [48]byte
-	n, err := unix.Fgetxattr(int(f.Fd()), finalAttr, buf[:])
-	if err != nil {
-		return size, size
-	}
-	a, b, ok := strings.Cut(string(buf[:n]), " ")
-	final, err1 := strconv.ParseInt(a, 10, 64)
-	settled, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil || final < 0 || settled < final {
-		return size, size
-	}
-	return min(final, size), min(settled, size)
-}
-
 // lastLineWindow is how many trailing lines lastLine looks through for one
 // that is not blank.
 const lastLineWindow = 32
@@ -110,7 +72,7 @@ const lastLineWindow = 32
 // lastLine is the last non-blank line among the file's last lines, cut to
 // at most max bytes, or "" when there is none or it cannot be read.
 func lastLine(path string, max int) string {
-	f, err := openOutput(path)
+	f, err := capped.OpenRead(path)
 	if err != nil {
 		return ""
 	}
@@ -142,7 +104,7 @@ func cutUTF8(s string, max int) string {
 // lastChars returns up to n characters from the end of the file and
 // whether anything before them was left out.
 func lastChars(path string, n int) (string, bool, error) {
-	f, err := openOutput(path)
+	f, err := capped.OpenRead(path)
 	if err != nil {
 		return "", false, fmt.Errorf("open output: %w", err)
 	}

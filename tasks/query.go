@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -96,7 +97,7 @@ func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, d
 // few bytes either side of the range are read too, so a rune the range
 // cuts is judged whole.
 func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
-	f, err := openOutput(t.OutputPath)
+	f, err := capped.OpenRead(t.OutputPath)
 	if err != nil {
 		return fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
@@ -125,7 +126,7 @@ func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 // OutputSize is the size in bytes of the task's output file as it stands,
 // the range ReadOutput offsets are in.
 func (s *Store) OutputSize(t *Task) (int64, error) {
-	f, err := openOutput(t.OutputPath)
+	f, err := capped.OpenRead(t.OutputPath)
 	if err != nil {
 		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
@@ -144,7 +145,7 @@ func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
 }
 
 // WriteSettledTail is WriteOutputTail for a Follow to pick up from: it
-// leaves out the rows a program is still redrawing (see CappedFile), which
+// leaves out the rows a program is still redrawing (see capped.File), which
 // would otherwise be printed twice, as they are now and as they end.
 func (s *Store) WriteSettledTail(t *Task, w io.Writer, n int) (int64, error) {
 	return s.writeTail(t, w, n, true)
@@ -153,7 +154,7 @@ func (s *Store) WriteSettledTail(t *Task, w io.Writer, n int) (int64, error) {
 // writeTail writes the last n lines of the task's output, of its final and
 // settled text only if settled is set, and returns where they end.
 func (s *Store) writeTail(t *Task, w io.Writer, n int, settled bool) (int64, error) {
-	f, err := openOutput(t.OutputPath)
+	f, err := capped.OpenRead(t.OutputPath)
 	if err != nil {
 		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
 	}
@@ -164,7 +165,7 @@ func (s *Store) writeTail(t *Task, w io.Writer, n int, settled bool) (int64, err
 	}
 	end := fi.Size()
 	if settled {
-		_, end = finalEnds(f, end)
+		_, end = capped.FinalEnds(f, end)
 	}
 	tail, err := readTailTo(f, n, end)
 	if err != nil {

@@ -1,4 +1,8 @@
-package tasks
+// Package capped is the task output file: appended to, bounded in size
+// (keeping the newest output, with a header saying how much was dropped),
+// its live tail rewritten in place and marked so that readers can tell
+// final text from text still being redrawn.
+package capped
 
 import (
 	"bytes"
@@ -9,27 +13,33 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
 
-// capHeaderFormat is the first line of an output file that has been
+// headerFormat is the first line of an output file that has been
 // capped. Its second number is how many bytes of the task's output stream
 // precede the file's content, so readers can map file offsets to stream
 // offsets across rotations, and a reopened file keeps counting.
-const capHeaderFormat = "[qtask: output capped at %d bytes; %d earlier bytes dropped]\n"
+const headerFormat = "[qtask: output capped at %d bytes; %d earlier bytes dropped]\n"
+
+// DefaultMaxBytes is the cap of an output file when nothing configures
+// one: the config's default for output_max_bytes, and the cap of a
+// record from before records named theirs.
+const DefaultMaxBytes = 32 << 20
 
 const (
-	// capCopyBuf is the one buffer a rotation copies through, so its memory
+	// copyBuf is the one buffer a rotation copies through, so its memory
 	// does not depend on the cap.
-	capCopyBuf = 32 << 10
-	// capHeaderMax is more than any header line can be.
-	capHeaderMax = 256
+	copyBuf = 32 << 10
+	// headerMax is more than any header line can be.
+	headerMax = 256
 )
 
-// CappedFile appends to an output file and keeps it at most maxBytes of
+// File appends to an output file and keeps it at most maxBytes of
 // content (plus one header line), keeping the newest output: a task that
 // prints forever must not fill the disk, and its latest output is what
 // people look at.
@@ -41,7 +51,7 @@ const (
 // (logs -f) can stop there rather than print text that is redrawn.
 // Writes go to explicit offsets, never truncating first, so a reader never
 // sees a final line missing. It is not safe for concurrent use.
-type CappedFile struct {
+type File struct {
 	path    string
 	max     int64
 	file    *os.File
@@ -63,16 +73,16 @@ type CappedFile struct {
 // qtask, a file system without user attributes) is all final.
 const finalAttr = "user.qtask.final"
 
-// OpenCapped opens an existing output file for appending and keeps it at
+// Open opens an existing output file for appending and keeps it at
 // most maxBytes (plus one header line), keeping the newest output. It never
 // follows a symlink at path and refuses anything but a regular file. If the
 // file was capped before, the count of dropped bytes carries on from its
 // header.
-func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
+func Open(path string, maxBytes int64) (*File, error) {
 	if maxBytes < 2 {
 		return nil, fmt.Errorf("open output %s: cap of %d bytes is too small", path, maxBytes)
 	}
-	f, err := capOpenWrite(path)
+	f, err := openWrite(path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +94,8 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("open output %s: %w", path, err)
 	}
-	c := &CappedFile{path: path, max: maxBytes, file: f, size: fi.Size(), end: fi.Size(), buf: make([]byte, capCopyBuf)}
-	if c.dropped, c.header, err = capReadHeader(path); err != nil {
+	c := &File{path: path, max: maxBytes, file: f, size: fi.Size(), end: fi.Size(), buf: make([]byte, copyBuf)}
+	if c.dropped, c.header, err = ReadHeader(path); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -96,52 +106,52 @@ func OpenCapped(path string, maxBytes int64) (*CappedFile, error) {
 	return c, nil
 }
 
-// capOpen opens path without following a symlink, and without blocking
-// should it be a FIFO (which OpenCapped then refuses).
-func capOpen(path string, flag int) (*os.File, error) {
+// openNoFollow opens path without following a symlink, and without blocking
+// should it be a FIFO (which Open then refuses).
+func openNoFollow(path string, flag int) (*os.File, error) {
 	return os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 }
 
-// capOpenWrite opens path for writing at offsets: not O_APPEND, under
+// openWrite opens path for writing at offsets: not O_APPEND, under
 // which Linux ignores the offset of pwrite.
-func capOpenWrite(path string) (*os.File, error) {
-	f, err := capOpen(path, os.O_WRONLY)
+func openWrite(path string) (*os.File, error) {
+	f, err := openNoFollow(path, os.O_WRONLY)
 	if err != nil {
 		return nil, fmt.Errorf("open output %s: %w", path, err)
 	}
 	return f, nil
 }
 
-// capReadHeader returns the dropped count and length of the header the
+// ReadHeader returns the dropped count and length of the header the
 // file at path starts with; zeros if it has none.
-func capReadHeader(path string) (dropped, length int64, err error) {
-	r, err := capOpen(path, os.O_RDONLY)
+func ReadHeader(path string) (dropped, length int64, err error) {
+	r, err := openNoFollow(path, os.O_RDONLY)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read output header %s: %w", path, err)
 	}
 	defer r.Close()
-	var buf [capHeaderMax]byte
+	var buf [headerMax]byte
 	n, err := io.ReadFull(r, buf[:])
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return 0, 0, fmt.Errorf("read output header %s: %w", path, err)
 	}
-	dropped, length = capParseHeader(buf[:n])
+	dropped, length = ParseHeader(buf[:n])
 	return dropped, length, nil
 }
 
-// capParseHeader parses a header line at the start of b exactly as
-// capHeaderFormat writes it; zeros if there is none.
-func capParseHeader(b []byte) (dropped, length int64) {
+// ParseHeader parses a header line at the start of b exactly as
+// headerFormat writes it; zeros if there is none.
+func ParseHeader(b []byte) (dropped, length int64) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
 		return 0, 0
 	}
 	line := string(b[:i+1])
 	var limit int64
-	if _, err := fmt.Sscanf(line, capHeaderFormat, &limit, &dropped); err != nil {
+	if _, err := fmt.Sscanf(line, headerFormat, &limit, &dropped); err != nil {
 		return 0, 0
 	}
-	if dropped < 0 || fmt.Sprintf(capHeaderFormat, limit, dropped) != line {
+	if dropped < 0 || fmt.Sprintf(headerFormat, limit, dropped) != line {
 		return 0, 0
 	}
 	return dropped, int64(len(line))
@@ -150,7 +160,7 @@ func capParseHeader(b []byte) (dropped, length int64) {
 // Write appends p to the final text, over the tail: the tail is gone
 // until the next SetTail. When that would take the content beyond the cap,
 // the file is rotated first: see rotate. It returns len(p) on success.
-func (c *CappedFile) Write(p []byte) (int, error) {
+func (c *File) Write(p []byte) (int, error) {
 	c.size -= c.tail
 	c.tail, c.settled = 0, 0
 	n, err := c.put(p, false)
@@ -162,7 +172,7 @@ func (c *CappedFile) Write(p []byte) (int, error) {
 // later writes replace; its first settled bytes are whole lines unlikely to
 // change. The final text is untouched and stays readable throughout: p is
 // written over the old tail, then the file is cut to its end.
-func (c *CappedFile) SetTail(p []byte, settled int) error {
+func (c *File) SetTail(p []byte, settled int) error {
 	c.size -= c.tail
 	c.tail, c.settled = 0, 0
 	n, err := c.put(p, true)
@@ -176,9 +186,9 @@ func (c *CappedFile) SetTail(p []byte, settled int) error {
 
 // put writes p at the end of the text, rotating first if the cap needs it;
 // tail says p is the tail.
-func (c *CappedFile) put(p []byte, tail bool) (int, error) {
+func (c *File) put(p []byte, tail bool) (int, error) {
 	if c.file == nil {
-		f, err := capOpenWrite(c.path)
+		f, err := openWrite(c.path)
 		if err != nil {
 			return 0, err
 		}
@@ -200,7 +210,7 @@ func (c *CappedFile) put(p []byte, tail bool) (int, error) {
 }
 
 // cut drops stale tail bytes beyond the text.
-func (c *CappedFile) cut() error {
+func (c *File) cut() error {
 	if c.end <= c.size || c.file == nil {
 		return nil
 	}
@@ -214,7 +224,7 @@ func (c *CappedFile) cut() error {
 // markFinal stores where the final and settled text end, if that moved.
 // It is a hint for streaming readers, so a failure (no user attributes
 // here) is ignored: they then take the whole file for final.
-func (c *CappedFile) markFinal() {
+func (c *File) markFinal() {
 	mark := finalMark(c.size-c.tail, c.settled)
 	if c.file == nil || mark == c.marked {
 		return
@@ -232,7 +242,7 @@ func finalMark(final, settled int64) string {
 
 // Close cuts stale tail bytes and closes the file. The tail, if any, stays
 // in the file as it is.
-func (c *CappedFile) Close() error {
+func (c *File) Close() error {
 	if c.file == nil {
 		return nil
 	}
@@ -249,12 +259,12 @@ func (c *CappedFile) Close() error {
 // boundary. The new file is written beside the old one and renamed over
 // it, so readers see either the old or the new file whole. If it fails
 // before the rename the old file is left as it was.
-func (c *CappedFile) rotate(p []byte, tail bool) error {
-	src := capSource{base: c.header, n: c.size - c.header, p: p}
+func (c *File) rotate(p []byte, tail bool) error {
+	src := source{base: c.header, n: c.size - c.header, p: p}
 	keep := c.max / 2
 	cut := src.total() - keep
 	if cut-1 < src.n {
-		r, err := capOpen(c.path, os.O_RDONLY)
+		r, err := openNoFollow(c.path, os.O_RDONLY)
 		if err != nil {
 			return fmt.Errorf("rotate output %s: %w", c.path, err)
 		}
@@ -265,7 +275,7 @@ func (c *CappedFile) rotate(p []byte, tail bool) error {
 	if err != nil {
 		return fmt.Errorf("rotate output %s: %w", c.path, err)
 	}
-	header := fmt.Sprintf(capHeaderFormat, c.max, c.dropped+start)
+	header := fmt.Sprintf(headerFormat, c.max, c.dropped+start)
 	final := int64(len(header)) + src.total() - start
 	if tail {
 		final -= int64(len(p)) // nothing of it settled yet: SetTail marks that
@@ -282,8 +292,8 @@ func (c *CappedFile) rotate(p []byte, tail bool) error {
 
 // replace writes header and src from start into a new file, marks where
 // its final text ends, renames it over the output file and reopens that.
-func (c *CappedFile) replace(header string, src *capSource, start int64, mark string) error {
-	tmp, err := capCreateTemp(c.path)
+func (c *File) replace(header string, src *source, start int64, mark string) error {
+	tmp, err := createTemp(c.path)
 	if err != nil {
 		return err
 	}
@@ -305,13 +315,13 @@ func (c *CappedFile) replace(header string, src *capSource, start int64, mark st
 	c.file.Close()
 	// p is in the new file whatever happens now: a failure to reopen it
 	// is the next write's to retry, not this one's.
-	c.file, _ = capOpenWrite(c.path) // nil on failure
+	c.file, _ = openWrite(c.path) // nil on failure
 	c.marked = mark
 	return nil
 }
 
-// capCreateTemp creates a new, private file beside path.
-func capCreateTemp(path string) (*os.File, error) {
+// createTemp creates a new, private file beside path.
+func createTemp(path string) (*os.File, error) {
 	dir, base := filepath.Split(path)
 	name := filepath.Join(dir, "."+base+".rotate-"+rand.Text())
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
@@ -321,19 +331,19 @@ func capCreateTemp(path string) (*os.File, error) {
 	return f, nil
 }
 
-// capSource is the content being rotated: n bytes of file from offset base
+// source is the content being rotated: n bytes of file from offset base
 // (the old content), followed by p (the write that overflowed).
-type capSource struct {
+type source struct {
 	file    *os.File
 	base, n int64
 	p       []byte
 }
 
-func (s *capSource) total() int64 { return s.n + int64(len(s.p)) }
+func (s *source) total() int64 { return s.n + int64(len(s.p)) }
 
 // chunk returns bytes from offset off on: read from the file into buf, or
 // a slice of p.
-func (s *capSource) chunk(off int64, buf []byte) ([]byte, error) {
+func (s *source) chunk(off int64, buf []byte) ([]byte, error) {
 	if off >= s.n {
 		return s.p[off-s.n:], nil
 	}
@@ -348,7 +358,7 @@ func (s *capSource) chunk(off int64, buf []byte) ([]byte, error) {
 // the first newline at or after cut-1 (so cut itself if a line starts
 // there), looking no further than limit bytes. Without one (very long
 // lines) it starts mid-line, but on a rune boundary.
-func (s *capSource) lineStart(cut, limit int64, buf []byte) (int64, error) {
+func (s *source) lineStart(cut, limit int64, buf []byte) (int64, error) {
 	end := min(cut+limit, s.total())
 	for off := cut - 1; off < end; {
 		b, err := s.chunk(off, buf)
@@ -374,7 +384,7 @@ func (s *capSource) lineStart(cut, limit int64, buf []byte) (int64, error) {
 }
 
 // copyTo writes the content from start on to w through buf.
-func (s *capSource) copyTo(w io.Writer, start int64, buf []byte) error {
+func (s *source) copyTo(w io.Writer, start int64, buf []byte) error {
 	for off := start; off < s.total(); {
 		b, err := s.chunk(off, buf)
 		if err == nil {
@@ -386,4 +396,41 @@ func (s *capSource) copyTo(w io.Writer, start int64, buf []byte) error {
 		off += int64(len(b))
 	}
 	return nil
+}
+
+// OpenRead opens an output file for reading, never through a symlink and
+// never a FIFO or device (opened without blocking, then refused): a file
+// planted in output/ can neither show another file nor hang the reader.
+func OpenRead(path string) (*os.File, error) {
+	f, err := openNoFollow(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// FinalEnds says where the final text of an open output file of the given
+// size ends, and where the settled lines after it end (see File): the
+// file's size for both when it has no mark.
+func FinalEnds(f *os.File, size int64) (final, settled int64) {
+	var buf [48]byte
+	n, err := unix.Fgetxattr(int(f.Fd()), finalAttr, buf[:])
+	if err != nil {
+		return size, size
+	}
+	a, b, ok := strings.Cut(string(buf[:n]), " ")
+	final, err1 := strconv.ParseInt(a, 10, 64)
+	settled, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || final < 0 || settled < final {
+		return size, size
+	}
+	return min(final, size), min(settled, size)
 }

@@ -1,4 +1,4 @@
-package tasks
+package capped
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,9 +25,9 @@ func newOutputFile(t *testing.T, content string) string {
 	return path
 }
 
-func openCapped(t *testing.T, path string, maxBytes int64) *CappedFile {
+func openCapped(t *testing.T, path string, maxBytes int64) *File {
 	t.Helper()
-	f, err := OpenCapped(path, maxBytes)
+	f, err := Open(path, maxBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func openCapped(t *testing.T, path string, maxBytes int64) *CappedFile {
 	return f
 }
 
-func mustWrite(t *testing.T, f *CappedFile, p string) {
+func mustWrite(t *testing.T, f *File, p string) {
 	t.Helper()
 	if n, err := f.Write([]byte(p)); err != nil || n != len(p) {
 		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(p))
@@ -51,14 +52,14 @@ func checkCapped(t *testing.T, path string, maxBytes int64, stream string) int64
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped, hlen := capParseHeader(b)
+	dropped, hlen := ParseHeader(b)
 	if hlen == 0 {
 		if string(b) != stream {
 			t.Fatalf("uncapped file differs from stream:\n got %q\nwant %q", b, stream)
 		}
 		return 0
 	}
-	if want := fmt.Sprintf(capHeaderFormat, maxBytes, dropped); string(b[:hlen]) != want {
+	if want := fmt.Sprintf(headerFormat, maxBytes, dropped); string(b[:hlen]) != want {
 		t.Fatalf("header %q, want %q", b[:hlen], want)
 	}
 	content := string(b[hlen:])
@@ -71,7 +72,7 @@ func checkCapped(t *testing.T, path string, maxBytes int64, stream string) int64
 	return dropped
 }
 
-func TestCappedRotationKeepsNewest(t *testing.T) {
+func TestRotationKeepsNewest(t *testing.T) {
 	const maxBytes = 100
 	path := newOutputFile(t, "")
 	f := openCapped(t, path, maxBytes)
@@ -83,7 +84,7 @@ func TestCappedRotationKeepsNewest(t *testing.T) {
 		checkCapped(t, path, maxBytes, stream.String())
 	}
 	b, _ := os.ReadFile(path)
-	_, hlen := capParseHeader(b)
+	_, hlen := ParseHeader(b)
 	content := string(b[hlen:])
 	if !strings.HasSuffix(content, "line 199\n") || !strings.HasPrefix(content, "line ") {
 		t.Errorf("content does not hold whole newest lines: %q", content)
@@ -93,7 +94,7 @@ func TestCappedRotationKeepsNewest(t *testing.T) {
 	}
 }
 
-func TestCappedHeaderSurvivesReopen(t *testing.T) {
+func TestHeaderSurvivesReopen(t *testing.T) {
 	const maxBytes = 64
 	path := newOutputFile(t, "")
 	var stream strings.Builder
@@ -111,7 +112,7 @@ func TestCappedHeaderSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestCappedExistingContent(t *testing.T) {
+func TestExistingContent(t *testing.T) {
 	// A file that was never capped but is over the cap is capped on the
 	// first write.
 	old := strings.Repeat("old line\n", 20)
@@ -123,7 +124,7 @@ func TestCappedExistingContent(t *testing.T) {
 	}
 }
 
-func TestCappedBigSingleWrite(t *testing.T) {
+func TestBigSingleWrite(t *testing.T) {
 	tests := []struct{ name, before, write string }{
 		{"lines", "a\nb\n", strings.Repeat("0123456789\n", 100)},
 		{"no newline", "a\n", strings.Repeat("x", 1000)},
@@ -138,7 +139,7 @@ func TestCappedBigSingleWrite(t *testing.T) {
 			mustWrite(t, f, tc.write)
 			checkCapped(t, path, 100, tc.before+tc.write)
 			b, _ := os.ReadFile(path)
-			_, hlen := capParseHeader(b)
+			_, hlen := ParseHeader(b)
 			if content := b[hlen:]; len(content) < 25 || !utf8.Valid(content) {
 				t.Errorf("kept %q", content)
 			}
@@ -146,7 +147,7 @@ func TestCappedBigSingleWrite(t *testing.T) {
 	}
 }
 
-func TestCappedMode(t *testing.T) {
+func TestMode(t *testing.T) {
 	path := newOutputFile(t, "")
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
@@ -162,35 +163,35 @@ func TestCappedMode(t *testing.T) {
 	}
 }
 
-func TestCappedRefusesSymlink(t *testing.T) {
+func TestRefusesSymlink(t *testing.T) {
 	target := newOutputFile(t, "secret\n")
 	link := filepath.Join(t.TempDir(), "task.out")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenCapped(link, 100)
+	_, err := Open(link, 100)
 	if !errors.Is(err, syscall.ELOOP) || !strings.Contains(err.Error(), link) {
-		t.Errorf("OpenCapped(symlink) error = %v, want ELOOP naming the path", err)
+		t.Errorf("Open(symlink) error = %v, want ELOOP naming the path", err)
 	}
 }
 
-func TestCappedOpenErrors(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := OpenCapped(filepath.Join(dir, "missing"), 100); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Open(filepath.Join(dir, "missing"), 100); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: error = %v", err)
 	}
-	if _, err := OpenCapped(newOutputFile(t, ""), 1); err == nil {
+	if _, err := Open(newOutputFile(t, ""), 1); err == nil {
 		t.Error("cap of 1 byte accepted")
 	}
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
-		if _, err := OpenCapped(fifo, 100); err == nil {
+		if _, err := Open(fifo, 100); err == nil {
 			t.Error("FIFO accepted")
 		}
 	}
 }
 
-func TestCappedHeaderParse(t *testing.T) {
+func TestHeaderParse(t *testing.T) {
 	tests := []struct {
 		in            string
 		dropped, hlen int64
@@ -204,15 +205,15 @@ func TestCappedHeaderParse(t *testing.T) {
 		{"", 0, 0},
 	}
 	for _, tc := range tests {
-		if d, h := capParseHeader([]byte(tc.in)); d != tc.dropped || h != tc.hlen {
-			t.Errorf("capParseHeader(%q) = %d, %d; want %d, %d", tc.in, d, h, tc.dropped, tc.hlen)
+		if d, h := ParseHeader([]byte(tc.in)); d != tc.dropped || h != tc.hlen {
+			t.Errorf("ParseHeader(%q) = %d, %d; want %d, %d", tc.in, d, h, tc.dropped, tc.hlen)
 		}
 	}
 }
 
 // TestCappedRotationsAmortized checks that rotations happen only every
 // maxBytes/2 bytes or so, and leave no temporary files.
-func TestCappedRotationsAmortized(t *testing.T) {
+func TestRotationsAmortized(t *testing.T) {
 	const maxBytes = 1000
 	path := newOutputFile(t, "")
 	f := openCapped(t, path, maxBytes)
@@ -248,7 +249,7 @@ func capInode(t *testing.T, path string) uint64 {
 
 // TestCappedMemoryBounded rotates a 16 MiB file and checks the rotation
 // allocated far less than the data it moved.
-func TestCappedMemoryBounded(t *testing.T) {
+func TestMemoryBounded(t *testing.T) {
 	const maxBytes = 16 << 20
 	path := newOutputFile(t, "")
 	f := openCapped(t, path, maxBytes)
@@ -278,7 +279,7 @@ func TestCappedMemoryBounded(t *testing.T) {
 
 // FuzzCappedFile writes data in pieces of fuzzed sizes under a fuzzed cap
 // and checks the file against the stream after every write.
-func FuzzCappedFile(f *testing.F) {
+func FuzzFile(f *testing.F) {
 	f.Add([]byte("line one\nline two\nthree\n"), uint16(10), uint64(7))
 	f.Add(bytes.Repeat([]byte("é\n€"), 50), uint16(9), uint64(3))
 	f.Add([]byte(strings.Repeat("x", 300)), uint16(2), uint64(1))
@@ -299,7 +300,7 @@ func FuzzCappedFile(f *testing.F) {
 // TestCappedFileTail: the tail is rewritten in place, shorter or longer,
 // final text written later goes over it, and a rotation keeps the tail at
 // the end and the final text's end marked.
-func TestCappedFileTail(t *testing.T) {
+func TestFileTail(t *testing.T) {
 	path := newOutputFile(t, "")
 	f := openCapped(t, path, 60)
 	check := func(want string) {
@@ -321,7 +322,7 @@ func TestCappedFileTail(t *testing.T) {
 		f.SetTail([]byte("tail\n"), 0)
 	}
 	b, _ := os.ReadFile(path)
-	dropped, hlen := capParseHeader(b)
+	dropped, hlen := ParseHeader(b)
 	if dropped == 0 || !strings.HasSuffix(string(b), "line 9\ntail\n") {
 		t.Fatalf("after rotations: %q", b)
 	}
@@ -330,7 +331,7 @@ func TestCappedFileTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if final, settled := finalEnds(r, int64(len(b))); final != int64(len(b))-5 || settled != final {
+	if final, settled := FinalEnds(r, int64(len(b))); final != int64(len(b))-5 || settled != final {
 		t.Fatalf("final text marked to end at %d, settled at %d, of %d (header %d)", final, settled, len(b), hlen)
 	}
 	if err := f.Close(); err != nil {
@@ -338,5 +339,36 @@ func TestCappedFileTail(t *testing.T) {
 	}
 	if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 		t.Fatalf("Close changed the file: %q", b2)
+	}
+}
+
+func TestOpenReadRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	secret := newOutputFile(t, "secret")
+	link := filepath.Join(dir, "link.log")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.log")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{link, fifo, dir} {
+		done := make(chan error, 1)
+		go func() {
+			f, err := OpenRead(path)
+			if err == nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("OpenRead(%s) opened it; want a refusal: a planted file must not be read", path)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("OpenRead(%s) hangs", path)
+		}
 	}
 }
