@@ -41,7 +41,7 @@ type AdoptOptions struct {
 // pane moves to the background session. The shell's prompt hook later
 // reports the exit code (FinishAdopted).
 func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
-	info, err := opts.Server.PaneInfo(ctx, opts.Pane)
+	info, err := s.panes(opts.Server).PaneInfo(ctx, opts.Pane)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		}
 	}
 	capture := s.helperArgv(opts.Self, CaptureVerb, id)
-	scrollback, err := opts.Server.CaptureAndPipe(ctx, opts.Pane, capture)
+	scrollback, err := s.panes(opts.Server).CaptureAndPipe(ctx, opts.Pane, capture)
 	if err != nil {
 		return abandon(fmt.Errorf("capture pane %s: %w", opts.Pane, err))
 	}
@@ -108,7 +108,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		// nothing is moved.
 		return &r.Task, nil
 	}
-	if _, err := opts.Server.ReplaceWithShell(ctx, info, opts.Session, info.Path, id); err != nil {
+	if _, err := s.panes(opts.Server).ReplaceWithShell(ctx, info, opts.Session, info.Path, id); err != nil {
 		return &r.Task, fmt.Errorf("task %s is in the background list, but its pane could not be moved: %w", id, err)
 	}
 	return &r.Task, nil
@@ -262,5 +262,5 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 		return err
 	}
 	// This closes the shell that called us, and so us: it comes last.
-	return server.KillPane(ctx, tmux.PaneID(r.PaneID))
+	return s.panes(server).KillPane(ctx, tmux.PaneID(r.PaneID))
 }

@@ -48,7 +48,7 @@ const gapTimeFormat = "15:04:05.000"
 type paneCapture struct {
 	s      *Store
 	id     string
-	server tmux.Server
+	server Panes
 	pane   tmux.PaneID
 	fifo   string
 	tty    io.Writer // the pane: the end marker is printed here
@@ -94,7 +94,7 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	// Best effort: the settle records the losses in any case.
 	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
 	c := &paneCapture{
-		s: s, id: r.ID, server: opts.Server, pane: opts.Pane, fifo: fifo, tty: opts.Out,
+		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, fifo: fifo, tty: opts.Out,
 		marker: r.EndMarker, sink: sink, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := c.attach(); err != nil {

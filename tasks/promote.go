@@ -160,12 +160,13 @@ func (s *Store) moveToBackground(ctx context.Context, r *record, session string)
 	if err != nil {
 		return err
 	}
-	info, err := server.PaneInfo(ctx, tmux.PaneID(r.PaneID))
+	panes := s.panes(server)
+	info, err := panes.PaneInfo(ctx, tmux.PaneID(r.PaneID))
 	if err != nil {
 		return err
 	}
-	if target, err := server.SessionID(ctx, session); err == nil && target == info.Session {
+	if target, err := panes.SessionID(ctx, session); err == nil && target == info.Session {
 		return nil // already there
 	}
-	return server.MovePaneToSession(ctx, info, session)
+	return panes.MovePaneToSession(ctx, info, session)
 }

@@ -144,10 +144,10 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if !opts.Background && !opts.WindowInSession && callerPane != "" {
 		// A caller pane that cannot be described (closed already) just
 		// means the window goes to the background session instead.
-		callerSession, _ = opts.Server.SessionOf(ctx, callerPane)
+		callerSession, _ = s.panes(opts.Server).SessionOf(ctx, callerPane)
 	}
 	s.countStart(id)
-	pane, wrapper, err := opts.Server.StartWindow(ctx, tmux.WindowSpec{
+	pane, wrapper, err := s.panes(opts.Server).StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
 		Name:      windowName(r, opts.AgentCommand),
@@ -169,7 +169,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	r.WrapperPID, r.WrapperStart = wrapper, processStart(wrapper)
 	if err := s.save(r); err != nil {
 		// Its wrapper waits for the record, which will never come.
-		opts.Server.KillPane(context.WithoutCancel(ctx), pane)
+		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), pane)
 		s.setCount(countRunning, id, false)
 		return nil, err
 	}

@@ -155,7 +155,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		// The shell carries on with the command line: close its pane,
 		// which holds nothing but this task.
 		if server, err := r.server(); err == nil {
-			server.KillPane(context.WithoutCancel(ctx), tmux.PaneID(r.PaneID))
+			s.panes(server).KillPane(context.WithoutCancel(ctx), tmux.PaneID(r.PaneID))
 		}
 	}
 	if r.Running() {

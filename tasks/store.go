@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // Store is the state directory: one JSON record per task under tasks/, one
@@ -30,6 +32,9 @@ type Store struct {
 	// warn, if set, is told what a reader could not do on the way (see
 	// WithWarnings).
 	warn func(string)
+	// tmuxOf, if set, stands in for the tmux servers tasks live on (see
+	// panes): tests set it.
+	tmuxOf func(tmux.Server) Panes
 }
 
 // WithContext returns the store with waits for its lock bounded by ctx: a

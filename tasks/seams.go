@@ -1,0 +1,32 @@
+package tasks
+
+import (
+	"context"
+
+	"github.com/qtask/qtask/tmux"
+)
+
+// Panes is what tasks asks of the tmux server holding a task's pane: start
+// its window, describe, move and close panes, and attach the pipes that
+// carry their output. tmux.Server is the real one; tests pass a fake
+// (Store.tmuxOf) so that Start, Adopt and Promote are tested without tmux.
+type Panes interface {
+	StartWindow(ctx context.Context, spec tmux.WindowSpec) (tmux.PaneID, int, error)
+	SessionOf(ctx context.Context, pane tmux.PaneID) (tmux.SessionID, error)
+	SessionID(ctx context.Context, name string) (tmux.SessionID, error)
+	PaneInfo(ctx context.Context, pane tmux.PaneID) (tmux.PaneInfo, error)
+	MovePaneToSession(ctx context.Context, info tmux.PaneInfo, session string) error
+	CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (string, error)
+	PipeToFile(ctx context.Context, pane tmux.PaneID, path string) error
+	ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, windowName string) (tmux.PaneID, error)
+	KillPane(ctx context.Context, pane tmux.PaneID) error
+}
+
+// panes is the Panes of server: the server itself, unless a test put a
+// fake in the store.
+func (s *Store) panes(server tmux.Server) Panes {
+	if s.tmuxOf != nil {
+		return s.tmuxOf(server)
+	}
+	return server
+}
