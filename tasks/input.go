@@ -8,9 +8,10 @@ import (
 )
 
 // ArgumentError is a malformed request (an empty command, an oversized or
-// unprintable name): the caller asked wrongly, and the CLI reports it as a
-// usage error (exit 2). Compare InputError, a well-formed request that
-// cannot be carried out here (a missing directory).
+// unprintable name, a working directory that is not one): the caller
+// asked wrongly, and the CLI reports it as a usage error (exit 2).
+// Compare InputError, a well-formed request that cannot be carried out
+// here (a shell that is not installed).
 type ArgumentError struct{ Msg string }
 
 func (e *ArgumentError) Error() string { return e.Msg }

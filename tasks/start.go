@@ -65,8 +65,9 @@ type spec struct {
 	Monitor   *monitorSpec  `json:"monitor,omitempty"`
 }
 
-// InputError is a problem with what the user asked for (missing directory,
-// unknown shell), as opposed to a failure of qtask or tmux.
+// InputError is a well-formed request that cannot be carried out here (no
+// such shell, nothing to monitor), as opposed to a failure of qtask or
+// tmux, and to a malformed request (ArgumentError, exit 2): exit 1.
 type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
@@ -207,11 +208,11 @@ func resolveStart(opts *StartOptions) (string, error) {
 		return "", err
 	}
 	if !filepath.IsAbs(opts.Cwd) {
-		return "", &InputError{Msg: fmt.Sprintf("working directory %q is not absolute", opts.Cwd)}
+		return "", &ArgumentError{Msg: fmt.Sprintf("working directory %q is not absolute", opts.Cwd)}
 	}
 	fi, err := os.Stat(opts.Cwd)
 	if err != nil || !fi.IsDir() {
-		return "", &InputError{Msg: fmt.Sprintf("working directory %q does not exist or is not a directory", opts.Cwd)}
+		return "", &ArgumentError{Msg: fmt.Sprintf("working directory %q does not exist or is not a directory: give an existing one with --cwd", opts.Cwd)}
 	}
 	shell, err := exec.LookPath(opts.Shell)
 	if err != nil {
