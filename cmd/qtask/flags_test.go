@@ -120,8 +120,8 @@ func TestFlagParsing(t *testing.T) {
 
 		{[]string{"stop", "abc", "def"}, StopOptions{IDs: []string{"abc", "def"}}},
 		{[]string{"stop", "--all"}, StopOptions{All: true}},
-		{[]string{"stop", "--grace", "5s", "abc"}, StopOptions{IDs: []string{"abc"}, Grace: 5 * time.Second}},
-		{[]string{"stop", "--grace", "0s", "--all"}, StopOptions{All: true}},
+		{[]string{"stop", "--grace", "5s", "abc"}, StopOptions{IDs: []string{"abc"}, Grace: durationPtr(5 * time.Second)}},
+		{[]string{"stop", "--grace", "0s", "--all"}, StopOptions{All: true, Grace: durationPtr(0)}},
 		{[]string{"stop"}, nil},
 		{[]string{"stop", "--all", "abc"}, nil},
 		{[]string{"stop", "--grace", "-1s", "abc"}, nil},

@@ -15,12 +15,13 @@ import (
 type StopOptions struct {
 	IDs   []string
 	All   bool
-	Grace time.Duration // 0: the configured stop_grace
+	Grace *time.Duration // nil: the configured stop_grace; 0 is SIGKILL at once
 }
 
 // NewCmdStop builds `qtask stop`.
 func NewCmdStop(deps *Deps, runF func(context.Context, *StopOptions) error) *cobra.Command {
 	opts := &StopOptions{}
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "stop ID... | --all",
 		Short: "Stop tasks: SIGTERM to the whole process group, SIGKILL after a grace",
@@ -29,23 +30,28 @@ func NewCmdStop(deps *Deps, runF func(context.Context, *StopOptions) error) *cob
 			if opts.All == (len(args) > 0) {
 				return usageErrorf("stop: give task ids or --all, not both or neither")
 			}
-			if cmd.Flags().Changed("grace") && opts.Grace < 0 {
-				return usageErrorf("--grace must not be negative")
+			if cmd.Flags().Changed("grace") {
+				if grace < 0 {
+					return usageErrorf("--grace must not be negative")
+				}
+				opts.Grace = &grace
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runStop(cmd.Context(), deps, opts, cmd.Flags().Changed("grace"))
+			return runStop(cmd.Context(), deps, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "stop every running task")
-	cmd.Flags().DurationVar(&opts.Grace, "grace", 0, "time between SIGTERM and SIGKILL (default: stop_grace from config, 2s)")
+	cmd.Flags().DurationVar(&grace, "grace", 0, "time between SIGTERM and SIGKILL (default: stop_grace from config, 2s)")
 	return cmd
 }
 
-func runStop(ctx context.Context, deps *Deps, opts *StopOptions, graceSet bool) error {
-	grace := opts.Grace
-	if !graceSet {
+func runStop(ctx context.Context, deps *Deps, opts *StopOptions) error {
+	var grace time.Duration
+	if opts.Grace != nil {
+		grace = *opts.Grace
+	} else {
 		cfg, err := deps.Config()
 		if err != nil {
 			return err
