@@ -1,0 +1,77 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lock takes the store-wide exclusive lock. Transitions are rare and short,
+// so one lock for the whole store is simpler than one per task and costs
+// nothing measurable.
+func (s *Store) lock() (func(), error) {
+	return s.lockAt(s.lockPath())
+}
+
+// lockAt takes an exclusive lock on the lock file at path.
+func (s *Store) lockAt(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open state lock: %w", err)
+	}
+	if err := flockContext(s.ctx, f); err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// flockContext takes an exclusive flock on f, giving up when ctx ends; on
+// failure f is closed. flock(2) cannot be cancelled, so a contended wait
+// runs in a goroutine, which owns f from then on: if ctx ends first, it
+// closes f once flock returns, releasing the lock it may have got.
+func flockContext(ctx context.Context, f *os.File) error {
+	fd := int(f.Fd())
+	err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) && ctx == nil {
+		err = flock(fd, syscall.LOCK_EX)
+	}
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("lock state: %w", err)
+		}
+		return nil
+	}
+	done := make(chan error) // unbuffered: a send succeeds only if lock() still waits
+	abandoned := make(chan struct{})
+	go func() {
+		err := flock(fd, syscall.LOCK_EX)
+		select {
+		case done <- err:
+		case <-abandoned:
+			f.Close()
+		}
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("lock state: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		close(abandoned)
+		return fmt.Errorf("waiting for the state lock %s: %w", f.Name(), context.Cause(ctx))
+	}
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

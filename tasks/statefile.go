@@ -1,0 +1,132 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// State files (records, specs, notifications) are read only when they are
+// regular files the effective user owns, and written by replacing them
+// atomically, never through a symlink.
+
+// maxStateFile bounds what readOwnFile reads: records and specs are small,
+// and a planted huge file must not exhaust memory.
+const maxStateFile = 64 << 20
+
+// readOwnFile reads a state file (a record, a spec, a notification),
+// refusing anything but a regular file the effective user owns: not through
+// a symlink (O_NOFOLLOW), not a FIFO or device (opened O_NONBLOCK, so a
+// planted FIFO cannot hang the reader), and not another user's file. It
+// makes plain system calls: `ls` reads every record, and an *os.File costs
+// twice the calls (poller set-up, flag juggling, a growing read buffer).
+func readOwnFile(path string) ([]byte, error) {
+	fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errors.New("it is a symlink")
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, fmt.Errorf("it is not a regular file but %s", fileKind(st.Mode))
+	}
+	if uid := int(st.Uid); uid != os.Geteuid() {
+		return nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
+	}
+	if st.Size > maxStateFile {
+		return nil, fmt.Errorf("it is %d bytes, more than any record or spec", st.Size)
+	}
+	// One byte more than the size: the usual whole read fits, and the
+	// next one, returning 0, says it was the end.
+	buf := make([]byte, 0, st.Size+1)
+	for len(buf) < maxStateFile {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
+}
+
+// fileKind names the type of file a stat(2) mode describes, for messages.
+func fileKind(mode uint32) string {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return "a directory"
+	case syscall.S_IFIFO:
+		return "a FIFO"
+	case syscall.S_IFSOCK:
+		return "a socket"
+	case syscall.S_IFCHR, syscall.S_IFBLK:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// openNoEINTR is open(2), retried when a signal interrupts it.
+func openNoEINTR(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// writeFileAtomic writes data to a fresh 0600 temp file beside path and
+// renames it into place. The temp file is created with O_EXCL, which never
+// follows a symlink, and rename replaces a symlink at path rather than
+// writing through it.
+func writeFileAtomic(path string, data []byte) error {
+	return writeFileReplacing(path, data, false)
+}
+
+// writeFileReplacing is writeFileAtomic and writeFileSynced: with synced, the data
+// and then the directory entry are flushed to disk before it returns.
+func writeFileReplacing(path string, data []byte, synced bool) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil && synced {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if synced {
+		if d, err := os.Open(filepath.Dir(path)); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
