@@ -26,7 +26,7 @@ func (s *Store) SettleClosedPanes(ctx context.Context, server tmux.Server, patie
 	}
 	var mine []*record
 	for _, r := range recs {
-		if r.Running() && r.PaneID != "" && r.TmuxServer == server.String() {
+		if r.Running() && r.PaneID != "" && r.TmuxServer.Same(server) {
 			mine = append(mine, r)
 		}
 	}
