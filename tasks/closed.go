@@ -20,13 +20,18 @@ import (
 // out when the hook runs, so each is given up to patience to exit before
 // its task is reconciled, which settles a task whose wrapper is gone.
 func (s *Store) SettleClosedPanes(ctx context.Context, server tmux.Server, patience time.Duration) error {
-	recs, _, err := s.loadAll()
+	// tmux runs this whenever any window closes, each task's own at its
+	// end included: only the running tasks' records are read, found by
+	// the status line's markers (a task whose marker could not be written
+	// is left to the next reader).
+	ids, err := countedIDs(s.countsDir(countRunning))
 	if err != nil {
 		return err
 	}
 	var mine []*record
-	for _, r := range recs {
-		if r.Running() && r.PaneID != "" && r.TmuxServer.Same(server) {
+	for _, id := range ids {
+		r, err := s.load(id)
+		if err == nil && r.Running() && r.PaneID != "" && r.TmuxServer.Same(server) {
 			mine = append(mine, r)
 		}
 	}

@@ -56,20 +56,26 @@ func (s *Store) Counts() (StatusCounts, error) {
 }
 
 func countEntries(dir string) (int, error) {
+	ids, err := countedIDs(dir)
+	return len(ids), err
+}
+
+// countedIDs are the ids with a marker in a counts directory.
+func countedIDs(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read status counts: %w", err)
+		return nil, fmt.Errorf("read status counts: %w", err)
 	}
-	n := 0
+	var ids []string
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") {
-			n++
+			ids = append(ids, e.Name())
 		}
 	}
-	return n, nil
+	return ids, nil
 }
 
 // setCount creates (on) or removes the marker of id in kind's directory.
