@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/qtask/qtask/tasks/capped"
 )
 
@@ -82,7 +81,11 @@ func (s *Store) queueEvent(r *record, ev Event, seq int64) error {
 	if err != nil {
 		return fmt.Errorf("encode event of %s: %w", r.ID, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, r.ID+"-"+strconv.Itoa(ev.Count)+".json"), append(data, '\n'))
+	if err := writeFileAtomic(filepath.Join(dir, r.ID+"-"+strconv.Itoa(ev.Count)+".json"), append(data, '\n')); err != nil {
+		return err
+	}
+	ringDoorbells(dir)
+	return nil
 }
 
 // queueNotification writes r's notification, for a caller holding the lock
@@ -100,7 +103,11 @@ func (s *Store) queueNotification(r *record) error {
 	if err != nil {
 		return fmt.Errorf("encode notification of %s: %w", r.ID, err)
 	}
-	return writeFileSynced(filepath.Join(dir, r.ID+".json"), append(data, '\n'))
+	if err := writeFileSynced(filepath.Join(dir, r.ID+".json"), append(data, '\n')); err != nil {
+		return err
+	}
+	ringDoorbells(dir)
+	return nil
 }
 
 // endAndNotify ends a running record with o and queues its notification,
@@ -357,28 +364,26 @@ func lastBytes(path string, n int) ([]byte, bool, error) {
 }
 
 // WaitNotifications is Notifications that, when nothing is pending, blocks
-// until something is or ctx is done (then it returns ctx's error). It sleeps
-// on file events in the scopes' queue directories, not on a timer; a slow
-// heartbeat covers file systems without events.
+// until something is or ctx is done (then it returns ctx's error). It
+// sleeps on a doorbell in each scope's queue directory (see doorbell.go),
+// not on a timer; a slow heartbeat covers a bell that could not ring.
 func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) ([]*Notification, error) {
-	fw, err := fsnotify.NewWatcher()
-	if err == nil {
-		defer fw.Close()
-		err = mkdirPrivate(s.notifyDir())
-		for _, scope := range scopes {
-			dir := s.scopeDir(scope)
-			if err == nil {
-				err = mkdirPrivate(dir)
-			}
-			if err == nil {
-				err = fw.Add(dir)
-			}
+	rung := make(chan struct{}, 1)
+	err := mkdirPrivate(s.notifyDir())
+	for _, scope := range scopes {
+		dir := s.scopeDir(scope)
+		if err == nil {
+			err = mkdirPrivate(dir)
 		}
-	}
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if err == nil {
-		events, errs = fw.Events, fw.Errors
+		var bell *doorbell
+		if err == nil {
+			bell, err = openDoorbell(dir)
+		}
+		if err != nil {
+			break // the heartbeat will do
+		}
+		defer bell.close()
+		go bell.listen(rung)
 	}
 	tick := time.NewTicker(slowPoll)
 	defer tick.Stop()
@@ -390,14 +395,7 @@ func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts Not
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case _, ok := <-events:
-			if !ok {
-				events = nil
-			}
-		case _, ok := <-errs: // unread errors would stall fsnotify's events
-			if !ok {
-				errs = nil
-			}
+		case <-rung:
 		case <-tick.C:
 		}
 	}

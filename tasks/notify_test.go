@@ -309,3 +309,51 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 		t.Fatalf("notification with a FIFO for output: %d (%v); want one, no tail, marked cut", len(list), err)
 	}
 }
+
+// TestWaitNotificationsRingsItsDoorbell: a waiter is woken by the doorbell
+// the queueing rings, long before the heartbeat (a second); it waits on
+// every scope it was given; it leaves no FIFO behind; and a FIFO whose
+// waiter died is cleared by the next ring instead of blocking it.
+func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0002", "B", "")
+	dead := filepath.Join(s.scopeDir("B"), doorbellPrefix+"1-dead")
+	if err := os.MkdirAll(s.scopeDir("B"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(dead, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan time.Time, 1)
+	go func() {
+		list, err := s.WaitNotifications(ctx, []string{"A", "B"}, NotifyOptions{})
+		if err != nil || len(list) != 1 {
+			t.Errorf("the waiter got %d notifications, err %v; want 1", len(list), err)
+		}
+		got <- time.Now()
+	}()
+	// The waiter is ready once its FIFOs exist.
+	for bells := 0; bells < 3; {
+		bells = 0
+		for _, scope := range []string{"A", "B"} {
+			names, _ := filepath.Glob(filepath.Join(s.scopeDir(scope), doorbellPrefix+"*"))
+			bells += len(names)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the waiter made no doorbells")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	settled := time.Now()
+	settleOrFail(t, s, "abcd0002", 0)
+	if woke := (<-got).Sub(settled); woke >= slowPoll {
+		t.Errorf("the waiter woke %v after the settle: by the heartbeat, not the doorbell", woke)
+	}
+	for _, scope := range []string{"A", "B"} {
+		if left, _ := filepath.Glob(filepath.Join(s.scopeDir(scope), doorbellPrefix+"*")); len(left) != 0 {
+			t.Errorf("left behind in scope %s: %q", scope, left)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package tasks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A reader waiting for a scope's notifications (`qtask agent inbox --wait`,
+// Claude's asyncRewake hook) is woken by a doorbell: a FIFO of its own in
+// the scope's queue directory, into which whoever queues an entry writes
+// one byte. Not by inotify: tearing down an inotify watch waits for an SRCU
+// grace period in the kernel, measured 8 ms (p50) to 20 ms on the 2-core
+// machine the issue's ≤ 20 ms target is measured on, paid by every waiter
+// when it exits (docs/BENCHMARKS.md, "inbox"). A FIFO costs a mkfifo, an
+// open and an unlink. The entry is written before the bell rings, and the
+// waiter makes its FIFO before it first looks, so no entry is missed; a
+// slow heartbeat covers a bell that could not ring.
+
+// doorbellPrefix names the waiters' FIFOs; queue entries end in ".json".
+const doorbellPrefix = ".waiter-"
+
+// ringDoorbells wakes every reader waiting on dir: one byte into each
+// FIFO, never blocking (a full FIFO has been rung already). A FIFO nobody
+// reads any more (its waiter died) is removed.
+func ringDoorbells(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), doorbellPrefix) || e.Type() != fs.ModeNamedPipe {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if errors.Is(err, syscall.ENXIO) {
+			os.Remove(path)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		syscall.Write(fd, []byte{1})
+		syscall.Close(fd)
+	}
+}
+
+// doorbell is one waiter's FIFO.
+type doorbell struct {
+	path string
+	f    *os.File
+}
+
+// openDoorbell makes a FIFO for this waiter in dir and opens it for
+// reading. It is opened read-write, so that it never reads as closed
+// between two rings; reads block in the runtime's poller, and Close ends
+// them.
+func openDoorbell(dir string) (*doorbell, error) {
+	var b [6]byte
+	rand.Read(b[:])
+	path := filepath.Join(dir, doorbellPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		return nil, &os.PathError{Op: "mkfifo", Path: path, Err: err}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return &doorbell{path: path, f: f}, nil
+}
+
+// listen sends on rung (without blocking: one pending ring is enough)
+// each time the bell rings, until the doorbell is closed.
+func (d *doorbell) listen(rung chan<- struct{}) {
+	buf := make([]byte, 64)
+	for {
+		if _, err := d.f.Read(buf); err != nil {
+			return
+		}
+		select {
+		case rung <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// close removes the FIFO and ends listen.
+func (d *doorbell) close() {
+	os.Remove(d.path)
+	d.f.Close()
+}
