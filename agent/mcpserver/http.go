@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -13,24 +12,6 @@ import (
 
 // HTTPPath is where ServeHTTP answers MCP's streamable HTTP.
 const HTTPPath = "/mcp"
-
-// CheckListenAddr refuses an address that is not on a loopback interface,
-// unless anyHost: the server runs commands for whoever reaches it, with no
-// authentication of its own.
-func CheckListenAddr(addr string, anyHost bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
-	}
-	if anyHost || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--http %q is not a loopback address: anyone who reaches it can run commands as you; "+
-			"use 127.0.0.1 or ::1, or add --listen-any if you really mean it", addr)
-	}
-	return nil
-}
 
 // ServeHTTP serves s as MCP streamable HTTP on ln at HTTPPath until ctx
 // ends. The SDK's DNS-rebinding protection stays on: a request to a

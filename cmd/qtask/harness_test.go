@@ -34,8 +34,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	qtaskBin = filepath.Join(dir, "qtask")
-	// qtask-exec, the wrapper alone, beside it: run uses it as installed.
-	build := exec.Command("go", "build", "-o", dir+"/", ".", "../qtask-exec")
+	// qtask-exec, the wrapper alone, and qtask-mcp, the MCP server, beside
+	// it, as installed.
+	build := exec.Command("go", "build", "-o", dir+"/", ".", "../qtask-exec", "../qtask-mcp")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/qtask/qtask/agent/mcpserver"
-	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/agent/mcpaddr"
 )
 
 // MCPOptions are the parsed flags of `qtask mcp`.
@@ -46,7 +45,7 @@ whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
 				return usageErrorf("--listen-any applies to --http; drop it or add --http HOST:PORT")
 			}
 			if opts.HTTP != "" {
-				if err := mcpserver.CheckListenAddr(opts.HTTP, opts.ListenAny); err != nil {
+				if err := mcpaddr.Check(opts.HTTP, opts.ListenAny); err != nil {
 					return &UsageError{Err: err}
 				}
 			}
@@ -61,37 +60,23 @@ whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
 	return cmd
 }
 
+// runMCP checks what qtask can word best (the config, the state dir), then
+// becomes qtask-mcp, the server linked on its own (see cmd/qtask-mcp): the
+// agent's stdio and signals reach it directly.
 func runMCP(ctx context.Context, deps *Deps, opts *MCPOptions) error {
-	wd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
-	}
-	cfg, store, err := deps.ConfigAndStore(ctx)
-	if err != nil {
+	if _, _, err := deps.ConfigAndStore(ctx); err != nil {
 		return err
 	}
-	start := deps.startOptions(cfg)
-	start.WindowInSession = cfg.AgentWindows == config.AgentWindowsQtask
-	server := mcpserver.New(mcpserver.Options{
-		Store:             store,
-		Start:             start,
-		Dir:               wd,
-		ForegroundTimeout: cfg.ForegroundTimeout,
-		Started:           func() { autoPrune(deps, store, cfg.KeepFinished) },
-		Version:           version,
-	})
+	server := filepath.Join(filepath.Dir(deps.Self), "qtask-mcp")
+	if fi, err := os.Stat(server); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("qtask mcp needs qtask-mcp beside qtask in %s: build both with CGO_ENABLED=0 go build -o %[1]s/ ./cmd/...", filepath.Dir(deps.Self))
+	}
+	argv := []string{"qtask-mcp", "--qtask", deps.Self}
 	if opts.HTTP != "" {
-		ln, err := net.Listen("tcp", opts.HTTP)
-		if err != nil {
-			return fmt.Errorf("--http: %w", err)
-		}
-		return mcpserver.ServeHTTP(ctx, server, ln, func(url string) {
-			fmt.Fprintf(deps.IO.ErrOut, "qtask mcp: serving %s\n", url)
-		})
+		argv = append(argv, "--http", opts.HTTP)
 	}
-	err = server.Run(ctx, mcpserver.StdioTransport(deps.IO.In, deps.IO.Out))
-	if errors.Is(err, context.Canceled) {
-		return nil // SIGINT or SIGTERM: a clean stop
+	if opts.ListenAny {
+		argv = append(argv, "--listen-any")
 	}
-	return err
+	return fmt.Errorf("start %s: %w", server, syscall.Exec(server, argv, deps.Environ))
 }

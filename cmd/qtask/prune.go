@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qtask/qtask/shellhooks"
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -94,7 +94,7 @@ func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
 		OlderThan: opts.OlderThan,
 		All:       opts.AllFinished,
 		DryRun:    opts.DryRun,
-		Forget:    forgetPanes(deps),
+		Forget:    launch.ForgetPanes(deps.Env.StateDir),
 	})
 	printWarnings(deps.IO.ErrOut, warnings)
 	if opts.JSON {
@@ -119,19 +119,9 @@ func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
 	return err
 }
 
-// forgetPanes removes the shell hooks' files of a pruned task.
-func forgetPanes(deps *Deps) func(*tasks.Task) {
-	dir := shellhooks.Dir(deps.Env.StateDir)
-	return func(t *tasks.Task) { shellhooks.Forget(dir, t) }
-}
-
 // autoPrune keeps the newest keep_finished finished tasks as a run starts.
 // It is cheap when there is nothing to do, and a failure only warns: the
 // task has started either way.
 func autoPrune(deps *Deps, store *tasks.Store, keep int) {
-	_, warnings, err := store.AutoPrune(keep, forgetPanes(deps))
-	if err != nil {
-		warnings = append(warnings, "prune finished tasks: "+err.Error())
-	}
-	printWarnings(deps.IO.ErrOut, warnings)
+	printWarnings(deps.IO.ErrOut, launch.AutoPrune(store, keep, deps.Env.StateDir))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -51,7 +52,7 @@ func runRm(ctx context.Context, deps *Deps, opts *RmOptions) error {
 			}
 		}
 	}
-	removed, err := store.Remove(opts.IDs, forgetPanes(deps))
+	removed, err := store.Remove(opts.IDs, launch.ForgetPanes(deps.Env.StateDir))
 	for _, t := range removed {
 		fmt.Fprintf(deps.IO.Out, "Removed task %s\n", displayValue(t.ID))
 	}

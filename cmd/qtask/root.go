@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
@@ -120,9 +121,7 @@ func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store,
 }
 
 // Server is the tmux server qtask works on, by DESIGN.md's selection rule.
-func (d *Deps) Server() tmux.Server {
-	return tmux.SelectServer(d.Env.TmuxSocket, d.Env.TmuxSocketFromTMUX(), d.Env.TmuxTmpdir)
-}
+func (d *Deps) Server() tmux.Server { return launch.Server(d.Env) }
 
 // Caller is where qtask was run from: the caller's tmux pane and the
 // server of $TMUX, both zero outside tmux.
@@ -130,22 +129,9 @@ func (d *Deps) Caller() tasks.Caller {
 	return tasks.CallerAt(d.Env.TmuxSocketFromTMUX(), d.Env.TmuxPane)
 }
 
-// startOptions is what every start from this process shares: the
-// caller's environment, scope and place, the configured shell, session,
-// output cap and stop grace.
+// startOptions is what every start from this process shares (launch).
 func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
-	return tasks.StartOptions{
-		Env:            d.Environ,
-		Scope:          d.Env.Scope,
-		Shell:          cfg.Shell,
-		Session:        cfg.Session,
-		Server:         d.Server(),
-		Self:           d.Self,
-		OutputMaxBytes: cfg.OutputMaxBytes,
-		StatusFormat:   cfg.StatusFormat,
-		StopGrace:      cfg.StopGrace,
-		Caller:         d.Caller(),
-	}
+	return launch.StartOptions(cfg, d.Env, d.Environ, d.Self)
 }
 
 // typedName is how hints name qtask: as the user typed it, so a hint

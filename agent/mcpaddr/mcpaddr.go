@@ -1,0 +1,27 @@
+// Package mcpaddr checks where the MCP server may listen. It is apart from
+// the server so that qtask can refuse a bad `qtask mcp --http` address
+// without linking the MCP SDK.
+package mcpaddr
+
+import (
+	"fmt"
+	"net"
+)
+
+// Check refuses an address that is not on a loopback interface, unless
+// anyHost: the server runs commands for whoever reaches it, with no
+// authentication of its own.
+func Check(addr string, anyHost bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+	}
+	if anyHost || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--http %q is not a loopback address: anyone who reaches it can run commands as you; "+
+			"use 127.0.0.1 or ::1, or add --listen-any if you really mean it", addr)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+// Package launch is how tasks start from a process, for the two programs
+// that start them: qtask, and qtask-mcp, its MCP server, which is a program
+// of its own so that the MCP SDK's start-up is not paid by every qtask
+// command (docs/BENCHMARKS.md, run-bg).
+package launch
+
+import (
+	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/shellhooks"
+	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
+)
+
+// Server is the tmux server qtask works on, by DESIGN.md's selection rule.
+func Server(env config.Env) tmux.Server {
+	return tmux.SelectServer(env.TmuxSocket, env.TmuxSocketFromTMUX(), env.TmuxTmpdir)
+}
+
+// StartOptions is what every start from this process shares: the caller's
+// environment (environ), scope and place, the configured shell, session,
+// output cap and stop grace. self is the qtask binary, whose directory
+// holds the wrapper.
+func StartOptions(cfg config.Config, env config.Env, environ []string, self string) tasks.StartOptions {
+	return tasks.StartOptions{
+		Env:            environ,
+		Scope:          env.Scope,
+		Shell:          cfg.Shell,
+		Session:        cfg.Session,
+		Server:         Server(env),
+		Self:           self,
+		OutputMaxBytes: cfg.OutputMaxBytes,
+		StatusFormat:   cfg.StatusFormat,
+		StopGrace:      cfg.StopGrace,
+		Caller:         tasks.CallerAt(env.TmuxSocketFromTMUX(), env.TmuxPane),
+	}
+}
+
+// ForgetPanes drops what the shell hooks know of a pruned task's pane.
+func ForgetPanes(stateDir string) func(*tasks.Task) {
+	dir := shellhooks.Dir(stateDir)
+	return func(t *tasks.Task) { shellhooks.Forget(dir, t) }
+}
+
+// AutoPrune keeps the newest keep finished tasks as a task starts, and
+// returns what it could not do, as warnings: the task has started either
+// way.
+func AutoPrune(store *tasks.Store, keep int, stateDir string) []string {
+	_, warnings, err := store.AutoPrune(keep, ForgetPanes(stateDir))
+	if err != nil {
+		warnings = append(warnings, "prune finished tasks: "+err.Error())
+	}
+	return warnings
+}

@@ -1,0 +1,106 @@
+// Command qtask-mcp is `qtask mcp`, the MCP server, as a program of its
+// own: the MCP SDK (with net/http, TLS, OAuth and JSON Schema) took about
+// 0.6 ms of CPU from the start of every qtask command that linked it
+// (docs/BENCHMARKS.md, run-bg). `qtask mcp` checks its flags, the config
+// and the state dir, then execs this program beside it with the path of
+// qtask itself, whose directory holds the wrapper. It is not for use by
+// hand.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/qtask/qtask/agent/mcpaddr"
+	"github.com/qtask/qtask/agent/mcpserver"
+	"github.com/qtask/qtask/cmd/internal/launch"
+	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/tasks"
+)
+
+// version is set at release time, as qtask's is.
+var version = "dev"
+
+func main() {
+	flags := pflag.NewFlagSet("qtask-mcp", pflag.ContinueOnError)
+	flags.Usage = func() {}
+	self := flags.String("qtask", "", "the qtask binary")
+	addr := flags.String("http", "", "serve streamable HTTP on HOST:PORT")
+	anyHost := flags.Bool("listen-any", false, "allow an address that is not loopback")
+	if err := flags.Parse(os.Args[1:]); err != nil || *self == "" || flags.NArg() != 0 {
+		fmt.Fprintln(os.Stderr, "usage: qtask-mcp --qtask PATH [--http HOST:PORT [--listen-any]] (run `qtask mcp` instead)")
+		os.Exit(2)
+	}
+	if *addr != "" {
+		if err := mcpaddr.Check(*addr, *anyHost); err != nil {
+			say("%s", err)
+			os.Exit(2)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := serve(ctx, *self, *addr)
+	stop()
+	if err != nil && !errors.Is(err, context.Canceled) { // a signal is a clean stop
+		say("%s", err)
+		os.Exit(1)
+	}
+}
+
+// say prints one line on stderr, escaped: errors and warnings quote
+// values read from disk.
+func say(format string, a ...any) {
+	msg := strconv.QuoteToGraphic(fmt.Sprintf(format, a...))
+	fmt.Fprintf(os.Stderr, "qtask: %s\n", msg[1:len(msg)-1])
+}
+
+func serve(ctx context.Context, self, addr string) error {
+	env, err := config.EnvFrom(os.Getenv)
+	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w", err)
+	}
+	cfg, _, err := config.Load(env.ConfigPath)
+	if err != nil {
+		return err
+	}
+	store, err := tasks.OpenStore(env.StateDir)
+	if err != nil {
+		return err
+	}
+	store = store.WithContext(ctx).WithWarnings(func(msg string) { say("warning: %s", msg) })
+	start := launch.StartOptions(cfg, env, os.Environ(), self)
+	start.WindowInSession = cfg.AgentWindows == config.AgentWindowsQtask
+	server := mcpserver.New(mcpserver.Options{
+		Store:             store,
+		Start:             start,
+		Dir:               wd,
+		ForegroundTimeout: cfg.ForegroundTimeout,
+		Started: func() {
+			for _, w := range launch.AutoPrune(store, cfg.KeepFinished, env.StateDir) {
+				say("warning: %s", w)
+			}
+		},
+		Version: version,
+	})
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+		return mcpserver.ServeHTTP(ctx, server, ln, func(url string) {
+			fmt.Fprintf(os.Stderr, "qtask mcp: serving %s\n", url)
+		})
+	}
+	return server.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout))
+}
