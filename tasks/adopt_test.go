@@ -3,8 +3,14 @@ package tasks
 import (
 	"context"
 	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 // A stop signals an adopted command and records its request in one locked
@@ -51,4 +57,103 @@ func TestFinishAdoptedSeesAStopSignalledUnderTheLock(t *testing.T) {
 	if got.Status != StatusCancelled {
 		t.Errorf("adopted command stopped by SIGINT settled %s (%q), want cancelled", got.Status, got.Error)
 	}
+}
+
+// failingPanes is fakePanes with one operation refused.
+type failingPanes struct {
+	*fakePanes
+	failReplace bool
+	failCapture bool
+}
+
+func (f failingPanes) ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, name string) (tmux.PaneID, error) {
+	if f.failReplace {
+		return "", tmux.ErrNotFound
+	}
+	return f.fakePanes.ReplaceWithShell(ctx, info, session, dir, name)
+}
+
+func (f failingPanes) CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (string, error) {
+	if f.failCapture {
+		return "", tmux.ErrNoServer
+	}
+	return f.fakePanes.CaptureAndPipe(ctx, pane, argv)
+}
+
+// TestAdopt drives Adopt against a fake tmux; the "shell" is a sleep this
+// test starts in a session of its own (and kills), so the record's pids are
+// the test's own child's.
+func TestAdopt(t *testing.T) {
+	shell := exec.Command("sleep", "300")
+	shell.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := shell.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shell.Process.Kill(); shell.Wait() })
+	for _, tc := range []struct {
+		name      string
+		otherPID  bool // the pane's first process is not the hooks' shell
+		ended     bool // the command ended while it was being adopted
+		panes     failingPanes
+		wantErr   string
+		wantTask  bool
+		wantCalls []string
+	}{
+		{name: "adopted: scrollback kept after the echo, pane replaced", wantTask: true,
+			wantCalls: []string{"capture-and-pipe %101", "replace %101 with a shell, moving it to qtask"}},
+		{name: "another shell's pane is refused", otherPID: true, wantErr: "nothing running in pane"},
+		{name: "ended meanwhile: listed, not moved", ended: true, wantTask: true,
+			wantCalls: []string{"capture-and-pipe %101"}},
+		{name: "a failed capture leaves nothing", panes: failingPanes{failCapture: true}, wantErr: "capture pane %101"},
+		{name: "a failed move is reported, the task kept", panes: failingPanes{failReplace: true}, wantTask: true,
+			wantErr: "could not be moved", wantCalls: []string{"capture-and-pipe %101"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFakePanes("user", "qtask")
+			tc.panes.fakePanes = fake
+			s := newTestStore(t)
+			s.tmuxOf = func(tmux.Server) Panes { return tc.panes }
+			pane := fake.addPane("user")
+			info := fake.panes[pane]
+			info.PID = shell.Process.Pid
+			if tc.otherPID {
+				info.PID = os.Getpid()
+			}
+			fake.panes[pane] = info
+			task, err := s.Adopt(context.Background(), AdoptOptions{
+				Server: tmux.NewSocketServer("/run/fake.sock"), Pane: pane, ShellPID: shell.Process.Pid,
+				Command: "make", StartedAt: time.Now(), Session: "qtask", Self: "/bin/true",
+				Output:  func(scrollback string) string { return strings.TrimPrefix(scrollback, "$ make\n") },
+				Running: func() bool { return !tc.ended },
+			})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("Adopt: %v, want error %q", err, tc.wantErr)
+			}
+			if !slices.Equal(fake.calls, tc.wantCalls) {
+				t.Errorf("tmux calls %q, want %q", fake.calls, tc.wantCalls)
+			}
+			list, _, _ := s.List(Filter{})
+			if (len(list) == 1) != tc.wantTask || (task != nil) != tc.wantTask {
+				t.Fatalf("tasks listed %d, returned %v; want a task: %v", len(list), task, tc.wantTask)
+			}
+			if !tc.wantTask {
+				return
+			}
+			if got := mustReadFile(t, task.OutputPath); got != "building\n" {
+				t.Errorf("the output file starts with %q, want the scrollback after the command line", got)
+			}
+			if task.PID != shell.Process.Pid || !task.Background || !task.Running() {
+				t.Errorf("adopted task: pid %d background %v status %s; want the shell's pid, background, running", task.PID, task.Background, task.Status)
+			}
+		})
+	}
+}
+
+func mustReadFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
