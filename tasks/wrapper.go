@@ -33,10 +33,7 @@ type ExecOptions struct {
 // How long an adopted pane's prompt hook waits for `qtask _capture` to
 // acknowledge the end marker. Past it the task settles anyway, its output
 // marked incomplete: a dead capture must not keep a task running forever.
-const (
-	captureAckTimeout = 5 * time.Second
-	capturePoll       = 5 * time.Millisecond
-)
+const captureAckTimeout = 5 * time.Second
 
 // Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
 // the capture (paneCapture: the pane's output comes back to this process
@@ -180,13 +177,12 @@ func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptio
 // returns what may be lost if no confirmation came.
 func (s *Store) awaitAck(r *record, tty io.Writer) string {
 	fmt.Fprintf(tty, "\x1b]%s\a", r.EndMarker)
-	deadline := time.Now().Add(captureAckTimeout)
-	for time.Now().Before(deadline) {
-		cur, err := s.load(r.ID)
-		if err != nil || cur.OutputAcked {
-			return ""
-		}
-		time.Sleep(capturePoll)
+	// Woken by the record's change, not a poll: the capture sets
+	// OutputAcked in it.
+	acked := func(cur *record) bool { return cur.OutputAcked }
+	cur, err := s.waitFor(context.Background(), r.ID, captureAckTimeout, acked)
+	if err != nil || acked(cur) {
+		return ""
 	}
 	return fmt.Sprintf("the capture did not confirm the end of the output within %v", captureAckTimeout)
 }
