@@ -44,6 +44,8 @@ func capturingCmd(t *testing.T, name string, deps *Deps, got *any) *cobra.Comman
 		return NewCmdLs(deps, func(_ context.Context, o *LsOptions) error { *got = *o; return nil })
 	case "status":
 		return NewCmdStatus(deps, func(_ context.Context, o *StatusOptions) error { *got = *o; return nil })
+	case "init":
+		return NewCmdInit(deps, func(_ context.Context, o *InitOptions) error { *got = *o; return nil })
 	case "prune":
 		return NewCmdPrune(deps, func(_ context.Context, o *PruneOptions) error { *got = *o; return nil })
 	}
@@ -143,6 +145,11 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"ls", "extra"}, nil},
 		{[]string{"status", "--json", "abc"}, StatusOptions{ID: "abc", JSON: true}},
 		{[]string{"status"}, nil},
+
+		{[]string{"init", "zsh"}, InitOptions{Target: "zsh"}},
+		{[]string{"init", "tmux"}, InitOptions{Target: "tmux"}},
+		{[]string{"init"}, nil},
+		{[]string{"init", "bash", "zsh"}, nil},
 
 		{[]string{"prune"}, PruneOptions{}},
 		{[]string{"prune", "--dry-run", "--json"}, PruneOptions{DryRun: true, JSON: true}},

@@ -11,8 +11,14 @@ import (
 	"github.com/qtask/qtask/shellhooks"
 )
 
+// InitOptions is the parsed argument of `qtask init`.
+type InitOptions struct {
+	Target string // bash, zsh or fish (print its hooks), or tmux (bind the keys)
+}
+
 // NewCmdInit builds `qtask init bash|zsh|fish|tmux`.
-func NewCmdInit(deps *Deps) *cobra.Command {
+func NewCmdInit(deps *Deps, runF func(context.Context, *InitOptions) error) *cobra.Command {
+	opts := &InitOptions{}
 	return &cobra.Command{
 		Use:   "init bash|zsh|fish|tmux",
 		Short: "Print shell hooks, or bind qtask's keys in tmux",
@@ -34,23 +40,31 @@ promotes the task of the pane you are in. Running it again changes nothing.`,
 		Args:      exactArgs(1),
 		ValidArgs: append(append([]string{}, shellhooks.Shells...), "tmux"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] == "tmux" {
-				return runInitTmux(cmd.Context(), deps)
+			opts.Target = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			snippet, err := shellhooks.Snippet(args[0], deps.Self, deps.Env.StateDir)
-			if err != nil {
-				return &UsageError{Err: fmt.Errorf("init: %w", err)}
-			}
-			if _, err := deps.Store(cmd.Context()); err != nil {
-				return err
-			}
-			if err := shellhooks.Prepare(deps.Env.StateDir); err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(deps.IO.Out, strings.TrimLeft(snippet, "\n"))
-			return err
+			return runInit(cmd.Context(), deps, opts)
 		},
 	}
+}
+
+func runInit(ctx context.Context, deps *Deps, opts *InitOptions) error {
+	if opts.Target == "tmux" {
+		return runInitTmux(ctx, deps)
+	}
+	snippet, err := shellhooks.Snippet(opts.Target, deps.Self, deps.Env.StateDir)
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("init: %w", err)}
+	}
+	if _, err := deps.Store(ctx); err != nil {
+		return err
+	}
+	if err := shellhooks.Prepare(deps.Env.StateDir); err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(deps.IO.Out, strings.TrimLeft(snippet, "\n"))
+	return err
 }
 
 // runInitTmux binds the plugin's keys and sets the status segment to the
