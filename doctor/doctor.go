@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/plugin"
+	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
 )
@@ -43,7 +45,7 @@ func Run(ctx context.Context, in Inputs) []Finding {
 	tmuxOK, f := checkTmux(ctx)
 	out = append(out, f)
 	if tmuxOK {
-		out = append(out, checkServer(ctx, in.Server)...)
+		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir)...)
 	}
 	out = append(out, checkState(in.Env.StateDir), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
 	return out
@@ -84,8 +86,9 @@ func checkTmux(ctx context.Context) (bool, Finding) {
 }
 
 // checkServer looks at the tmux server qtask would use: reachable, the
-// plugin's bindings, and the cgroup it lives in.
-func checkServer(ctx context.Context, server tmux.Server) []Finding {
+// plugin's bindings and hooks, the shells' hooks, and the cgroup it lives
+// in.
+func checkServer(ctx context.Context, server tmux.Server, stateDir string) []Finding {
 	f := Finding{Check: "tmux server", OK: true}
 	pid, err := server.PID(ctx)
 	if errors.Is(err, tmux.ErrNoServer) {
@@ -98,7 +101,50 @@ func checkServer(ctx context.Context, server tmux.Server) []Finding {
 		return []Finding{f}
 	}
 	f.Detail = fmt.Sprintf("%s, pid %d", server, pid)
-	return []Finding{f, checkBindings(ctx, server), checkCgroup(pid)}
+	return []Finding{f, checkBindings(ctx, server), checkShellHooks(ctx, server, stateDir), checkCgroup(pid)}
+}
+
+// shellHookInit is how each shell loads qtask's hooks, for the fix.
+var shellHookInit = map[string]string{
+	"bash": `eval "$(qtask init bash)" in ~/.bashrc`,
+	"zsh":  `eval "$(qtask init zsh)" in ~/.zshrc`,
+	"fish": "qtask init fish | source in ~/.config/fish/config.fish",
+}
+
+// checkShellHooks says which shell panes have qtask's hooks loaded: the
+// promote key can move a command typed there only if they have. They are
+// optional, so this is never a failure; the detail says how to add them.
+func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) Finding {
+	f := Finding{Check: "shell hooks", OK: true}
+	panes, err := server.PaneCommands(ctx)
+	if err != nil {
+		f.Detail = "unknown (" + err.Error() + ")"
+		return f
+	}
+	shells, hooked := 0, 0
+	var without, adds []string
+	for pane, command := range panes {
+		if shellHookInit[command] == "" {
+			continue
+		}
+		shells++
+		if shellhooks.Hooked(stateDir, pane) {
+			hooked++
+			continue
+		}
+		without = append(without, string(pane)+" "+command)
+		if !slices.Contains(adds, shellHookInit[command]) {
+			adds = append(adds, shellHookInit[command])
+		}
+	}
+	slices.Sort(without)
+	slices.Sort(adds)
+	f.Detail = fmt.Sprintf("loaded in %d of %d shell panes", hooked, shells)
+	if len(without) > 0 {
+		f.Detail += fmt.Sprintf(" (not in %s); to promote a command typed there, add %s",
+			strings.Join(without, ", "), strings.Join(adds, "; "))
+	}
+	return f
 }
 
 func checkBindings(ctx context.Context, server tmux.Server) Finding {
@@ -108,15 +154,27 @@ func checkBindings(ctx context.Context, server tmux.Server) Finding {
 		f.Detail = err.Error()
 		return f
 	}
-	if len(missing) == 0 {
+	hooks, err := plugin.MissingHooks(ctx, server)
+	if err != nil {
+		f.Detail = err.Error()
+		return f
+	}
+	if len(missing) == 0 && len(hooks) == 0 {
 		f.OK, f.Detail = true, "bound"
 		return f
 	}
-	var keys []string
-	for _, b := range missing {
-		keys = append(keys, fmt.Sprintf("prefix %s (%s, %s)", b.Key, b.What, b.Option))
+	var problems []string
+	if len(missing) > 0 {
+		var keys []string
+		for _, b := range missing {
+			keys = append(keys, fmt.Sprintf("prefix %s (%s, %s)", b.Key, b.What, b.Option))
+		}
+		problems = append(problems, "not bound: "+strings.Join(keys, ", "))
 	}
-	f.Detail = "not bound: " + strings.Join(keys, ", ")
+	if len(hooks) > 0 {
+		problems = append(problems, "tmux hooks without qtask (a killed task pane is noticed late): "+strings.Join(hooks, ", "))
+	}
+	f.Detail = strings.Join(problems, "; ")
 	f.Fix = "load the plugin: `run-shell /path/to/qtask/scripts/qtask.tmux` in ~/.tmux.conf (or TPM), or run `qtask init tmux` inside tmux"
 	return f
 }

@@ -212,6 +212,26 @@ func installHooks(ctx context.Context, server tmux.Server, bin string) error {
 	return nil
 }
 
+// MissingHooks lists the tmux hooks the plugin sets (closeHooks) that do
+// not run qtask: the plugin was never loaded, or they were unset since.
+func MissingHooks(ctx context.Context, server tmux.Server) ([]string, error) {
+	var missing []string
+	for _, name := range closeHooks {
+		hooks, err := server.GlobalHooks(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, c := range hooks {
+			found = found || strings.Contains(c, hookMarker)
+		}
+		if !found {
+			missing = append(missing, name)
+		}
+	}
+	return missing, nil
+}
+
 // Missing lists the bindings the user's options ask for that the server
 // does not have as the plugin binds them (with any qtask binary): the
 // plugin was never loaded, or the key was rebound since.

@@ -92,6 +92,13 @@ func paneFile(dir string, pane tmux.PaneID) string {
 	return filepath.Join(dir, strings.TrimPrefix(string(pane), "%"))
 }
 
+// Hooked reports whether the shell in pane has loaded the hooks: they
+// write the pane's file at every prompt.
+func Hooked(stateDir string, pane tmux.PaneID) bool {
+	_, err := os.Stat(paneFile(Dir(stateDir), pane))
+	return err == nil
+}
+
 // Read returns what runs in the pane per its hooks, or ok=false when the
 // pane is at its prompt or has no hooks.
 func Read(dir string, pane tmux.PaneID) (fg Foreground, ok bool, err error) {

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,13 +37,13 @@ func (s *Store) SettleClosedPanes(ctx context.Context, server tmux.Server, patie
 	if len(mine) == 0 {
 		return nil
 	}
-	panes, err := server.PaneIDs(ctx)
+	panes, err := server.PaneCommands(ctx)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(patience)
 	for _, r := range mine {
-		if slices.Contains(panes, tmux.PaneID(r.PaneID)) {
+		if _, open := panes[tmux.PaneID(r.PaneID)]; open {
 			continue
 		}
 		if r.WrapperPID != 0 {

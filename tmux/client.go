@@ -77,15 +77,18 @@ func (s Server) UnbindPrefix(ctx context.Context, key string) error {
 	return err
 }
 
-// PaneIDs lists every pane the server has.
-func (s Server) PaneIDs(ctx context.Context) ([]PaneID, error) {
-	out, err := s.run(ctx, "list-panes", "-a", "-F", "#{pane_id}")
+// PaneCommands lists every pane the server has, with the command running
+// in its foreground (pane_current_command: "bash", "sleep").
+func (s Server) PaneCommands(ctx context.Context) (map[PaneID]string, error) {
+	out, err := s.run(ctx, "list-panes", "-a", "-F", "#{pane_id} #{pane_current_command}")
 	if err != nil {
 		return nil, err
 	}
-	var panes []PaneID
-	for _, line := range strings.Fields(out) {
-		panes = append(panes, PaneID(line))
+	panes := map[PaneID]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if id, command, _ := strings.Cut(line, " "); id != "" {
+			panes[PaneID(id)] = command
+		}
 	}
 	return panes, nil
 }

@@ -80,3 +80,32 @@ func TestDoctorFindsProblems(t *testing.T) {
 		t.Errorf("locale C: %v", f)
 	}
 }
+
+// doctor says in which shell panes qtask's hooks are loaded (the promote
+// key can move a typed command only there) and how to add them, without
+// failing for it; and it notices the plugin's tmux hooks gone.
+func TestDoctorShellAndTmuxHooks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	hooked := h.shellSession("work")
+	plain := h.shellSession("plain")
+	h.loadPlugin()
+	h.typeLine(hooked, `eval "$(qtask init bash)"; echo hooks-$((3+4))`)
+	h.waitScreen(hooked, "hooks-7\n")
+	eventually(t, "the hooks' first prompt", func() bool {
+		_, err := os.Stat(filepath.Join(h.state, "panes", strings.TrimPrefix(hooked, "%")))
+		return err == nil
+	})
+	findings, code := h.doctor()
+	f := findings["shell hooks"]
+	want := "loaded in 1 of 2 shell panes (not in " + plain + ` bash); to promote a command typed there, add eval "$(qtask init bash)" in ~/.bashrc`
+	if code != 0 || f == nil || f["ok"] != true || f["detail"] != want {
+		t.Fatalf("doctor: exit %d, shell hooks %v; want ok, %q", code, f, want)
+	}
+	h.tmux("set-hook", "-gu", "window-unlinked[0]")
+	findings, code = h.doctor()
+	f = findings["plugin key bindings"]
+	if code != 1 || f == nil || f["ok"] != false || !strings.Contains(f["detail"].(string), "tmux hooks without qtask (a killed task pane is noticed late): window-unlinked") {
+		t.Fatalf("doctor without the window-unlinked hook: exit %d, %v", code, f)
+	}
+}
