@@ -12,6 +12,20 @@ import (
 // where fsnotify does not work.
 const slowPoll = time.Second
 
+// A watch polls on a short backoff for its first moments and sets up file
+// events only if it lasts longer: tearing an inotify instance down waits
+// out an SRCU grace period in the kernel, 8-20 ms on the 2-core machine of
+// docs/BENCHMARKS.md, and a process that exits holding one pays it before
+// its parent sees the exit. Most waits are short (a routed `true`, a gate
+// on a server that is up at once, a wait on a task about to end); for them
+// the teardown cost more than everything else they did. A wait that
+// outlives the polling pays it once, against a longer wait.
+const (
+	firstPoll    = time.Millisecond
+	lastFastPoll = 8 * time.Millisecond
+	pollFor      = 250 * time.Millisecond
+)
+
 // watcher wakes its owner when the records of the watched tasks change
 // (and, if asked, their output files), or at least every slowPoll.
 // Wake-ups are coalesced: C holds at most one. Events for other files are
@@ -19,7 +33,6 @@ const slowPoll = time.Second
 // machine once per write.
 type watcher struct {
 	C      <-chan struct{}
-	fs     *fsnotify.Watcher
 	cancel context.CancelFunc
 }
 
@@ -34,23 +47,25 @@ func (s *Store) watch(ids []string, outputs bool) *watcher {
 	}
 	c := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watcher{C: c, cancel: cancel}
 	wake := func() {
 		select {
 		case c <- struct{}{}:
 		default:
 		}
 	}
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if fw, err := fsnotify.NewWatcher(); err == nil {
-		if fw.Add(s.tasksDir()) == nil && (!outputs || fw.Add(s.outputDir()) == nil) {
-			w.fs, events, errs = fw, fw.Events, fw.Errors
-		} else {
-			fw.Close()
-		}
-	}
 	go func() {
+		if !pollFirst(ctx, wake) {
+			return
+		}
+		var events <-chan fsnotify.Event
+		var errs <-chan error
+		if fw, err := fsnotify.NewWatcher(); err == nil {
+			defer fw.Close()
+			if fw.Add(s.tasksDir()) == nil && (!outputs || fw.Add(s.outputDir()) == nil) {
+				events, errs = fw.Events, fw.Errors
+			}
+		}
+		wake() // whatever changed while the watch was being set up
 		tick := time.NewTicker(slowPoll)
 		defer tick.Stop()
 		for {
@@ -79,16 +94,31 @@ func (s *Store) watch(ids []string, outputs bool) *watcher {
 			}
 		}
 	}()
-	return w
+	return &watcher{C: c, cancel: cancel}
 }
 
-// Close stops the watch.
-func (w *watcher) Close() {
-	w.cancel()
-	if w.fs != nil {
-		w.fs.Close()
+// pollFirst wakes the watch's owner on a backoff from firstPoll to
+// lastFastPoll for pollFor, and reports whether the watch is still wanted
+// after that.
+func pollFirst(ctx context.Context, wake func()) bool {
+	timer := time.NewTimer(firstPoll)
+	defer timer.Stop()
+	for step, waited := firstPoll, time.Duration(0); waited < pollFor; step = min(2*step, lastFastPoll) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			wake()
+		}
+		waited += step
+		timer.Reset(min(2*step, lastFastPoll))
 	}
+	return true
 }
+
+// Close stops the watch. File events, if the watch got that far, are torn
+// down by its goroutine, so Close does not wait for the kernel.
+func (w *watcher) Close() { w.cancel() }
 
 // Wait blocks until every task in ids has ended, or ctx is done (then it
 // returns ctx's error with the tasks as they stand). It sleeps on file events,
