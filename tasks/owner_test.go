@@ -223,7 +223,7 @@ func TestStopCallerInsideTask(t *testing.T) {
 		if tc.rec != nil {
 			tc.rec(&r)
 		}
-		if got := r.contains(tc.me); got != tc.want {
+		if got := r.contains(fakeProcs{}, tc.me); got != tc.want {
 			t.Errorf("%s: contains(%+v) = %v, want %v", tc.name, tc.me, got, tc.want)
 		}
 	}

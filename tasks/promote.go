@@ -95,7 +95,7 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 		case !r.Running() || r.ExitedAt != nil:
 			res.AlreadyFinished = true
 			return errSkip
-		case r.commandEnded(procfs{}):
+		case r.commandEnded(s.procs()):
 			// Exited (a zombie, or reaped), the exit not yet on record.
 			exiting = true
 			return errSkip

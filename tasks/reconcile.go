@@ -48,7 +48,7 @@ func (s *Store) reconcile(r *record) *record {
 		return r
 	}
 	if changed {
-		killOrphans(r)
+		killOrphans(s.procs(), r)
 	}
 	return settled
 }
@@ -77,8 +77,8 @@ func (s *Store) orphanedForeground(r *record) *record {
 // killOrphans kills what is left of a lost task: its command's process
 // group and the other groups in its wrapper's session, each only once
 // proved the task's (see proveGroup), so a recycled pid is never hit.
-func killOrphans(r *record) {
-	for _, pgid := range leftoverGroups(procfs{}, r) {
-		signalOwned(r, pgid, syscall.SIGKILL)
+func killOrphans(procs processes, r *record) {
+	for _, pgid := range leftoverGroups(procs, r) {
+		signalOwned(procs, r, pgid, syscall.SIGKILL)
 	}
 }

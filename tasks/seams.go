@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"syscall"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -29,4 +30,26 @@ func (s *Store) panes(server tmux.Server) Panes {
 		return s.tmuxOf(server)
 	}
 	return server
+}
+
+// processes is what tasks asks of the OS about a task's processes: the
+// process table the ownership proof reads (procTable) and signals to a
+// process group. The real one is osProcesses; tests pass a fake
+// (Store.procsFake) so that Stop is tested without signalling anything.
+type processes interface {
+	procTable
+	signalGroup(pgid int, sig syscall.Signal)
+}
+
+// osProcesses is the machine: /proc and kill(2).
+type osProcesses struct{ procfs }
+
+func (osProcesses) signalGroup(pgid int, sig syscall.Signal) { syscall.Kill(-pgid, sig) }
+
+// procs is the store's processes: the machine's, unless a test set a fake.
+func (s *Store) procs() processes {
+	if s.procsFake != nil {
+		return s.procsFake
+	}
+	return osProcesses{}
 }

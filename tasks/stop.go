@@ -119,7 +119,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		// the foreground now, starting as Ctrl+C would.
 		opts.Signal = syscall.SIGINT
 	}
-	if r.Running() && r.contains(self()) {
+	if r.Running() && r.contains(s.procs(), self()) {
 		return nil, &InsideTaskError{ID: r.ID}
 	}
 	ended := func(r *record) bool { return !r.Running() }
@@ -145,7 +145,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 			return nil, err
 		}
 		if r.Running() {
-			signalOwned(r, r.targetGroup(), syscall.SIGKILL, syscall.SIGCONT)
+			signalOwned(s.procs(), r, r.targetGroup(s.procs()), syscall.SIGKILL, syscall.SIGCONT)
 			if r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, ended); err != nil {
 				return nil, err
 			}
@@ -186,7 +186,7 @@ func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, er
 	var v stopVerdict
 	r, err := s.update(id, func(r *record) error {
 		switch {
-		case !r.Running() || r.ExitedAt != nil || r.commandEnded(procfs{}):
+		case !r.Running() || r.ExitedAt != nil || r.commandEnded(s.procs()):
 			v = stopEnded
 			return errSkip
 		case r.PID == 0:
@@ -196,7 +196,7 @@ func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, er
 		}
 		// SIGCONT after the signal: a job stopped by Ctrl+Z in its pane
 		// would otherwise hold it pending until SIGKILL.
-		err := signalOwned(r, r.targetGroup(), opts.Signal, syscall.SIGCONT)
+		err := signalOwned(s.procs(), r, r.targetGroup(s.procs()), opts.Signal, syscall.SIGCONT)
 		var gone *groupGoneError
 		switch {
 		case err == nil:
@@ -241,8 +241,8 @@ func (r *record) commandEnded(procs procTable) bool {
 // stop would signal, or in the task's session (a shell inside the task).
 // (Ids 0 say nothing: a process whose group or session leader lives outside
 // its pid namespace sees 0.)
-func (r *record) contains(me caller) bool {
-	g := r.targetGroup()
+func (r *record) contains(procs procTable, me caller) bool {
+	g := r.targetGroup(procs)
 	return g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session
 }
 
@@ -267,9 +267,9 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 // now, as for Ctrl+C: a job, or, between two jobs (a loop's test, a builtin),
 // the shell itself, which runs the line. The job that was in the foreground
 // at the promote may be long gone while the line runs on.
-func (r *record) targetGroup() int {
+func (r *record) targetGroup(procs procTable) int {
 	if r.Adopted {
-		st, err := readProcStat(r.WrapperPID)
+		st, err := procs.stat(r.WrapperPID)
 		if err == nil && st.startTime == r.WrapperStart && st.state != 'Z' && st.tpgid > 1 {
 			return st.tpgid
 		}

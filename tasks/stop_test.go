@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,6 +87,105 @@ func TestStopRefuses(t *testing.T) {
 			}
 			if r, err := s.load(id); err == nil && r.StopRequestedAt != nil {
 				t.Errorf("a refused stop was recorded as requested")
+			}
+		})
+	}
+}
+
+// signalLog is a fake machine for Stop: the process table of fakeProcs,
+// signals recorded instead of sent, and onSignal standing in for the
+// wrapper (it runs outside the stop's lock, as the real wrapper does).
+type signalLog struct {
+	fakeProcs
+	mu       sync.Mutex
+	sent     []syscall.Signal
+	onSignal func(sig syscall.Signal)
+}
+
+func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
+	l.mu.Lock()
+	l.sent = append(l.sent, sig)
+	l.mu.Unlock()
+	if l.onSignal != nil {
+		go l.onSignal(sig)
+	}
+}
+
+func (l *signalLog) signals() []syscall.Signal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.sent)
+}
+
+// TestStopSignals drives Stop's signalling against a fake process table:
+// which signals go out, in what order, and how the task ends. The wrapper
+// is this test process (alive, so nothing is lost); the command's group
+// exists only in the fake, so nothing is really signalled.
+func TestStopSignals(t *testing.T) {
+	const group, session, commandStart = 4190001, 4190000, 777
+	me := os.Getpid()
+	// The wrapper's part: record the exit under the lock (so after the
+	// stop's own step), then settle, a requested stop making it cancelled.
+	settlesOn := func(s *Store, id string, end syscall.Signal) func(syscall.Signal) {
+		return func(sig syscall.Signal) {
+			if sig != end {
+				return
+			}
+			code := 128 + int(sig)
+			now := time.Now().UTC()
+			r, err := s.update(id, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, &code; return nil })
+			if err == nil {
+				s.settle(id, r.stopOutcome(codeOutcome(code)))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		adopted bool
+		table   fakeProcs // the process table: the command's group as it stands
+		endOn   syscall.Signal
+		want    []syscall.Signal
+		status  Status
+		wantErr string
+	}{
+		{name: "SIGTERM is heeded", table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGTERM,
+			want: []syscall.Signal{syscall.SIGTERM, syscall.SIGCONT}, status: StatusCancelled},
+		{name: "SIGTERM ignored: SIGKILL after the grace", table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGKILL,
+			want: []syscall.Signal{syscall.SIGTERM, syscall.SIGCONT, syscall.SIGKILL, syscall.SIGCONT}, status: StatusCancelled},
+		{name: "an adopted command gets SIGINT, as Ctrl+C", adopted: true, table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGINT,
+			want: []syscall.Signal{syscall.SIGINT, syscall.SIGCONT}, status: StatusCancelled},
+		// The command's pid left its group, and the group's one process is
+		// a stranger: nothing proves it the task's.
+		{name: "a group that is not the task's is never signalled",
+			table:  fakeProcs{group: *proc(999, session, commandStart, ""), group + 1: *proc(group, 1234, 1, "")},
+			status: StatusFailed, wantErr: "is not the one qtask started"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestStore(t)
+			r := saveRunning(t, s, "5197a001", time.Now().UTC())
+			r.WrapperPID, r.WrapperStart = me, processStart(me)
+			r.PID, r.CommandStart, r.Session, r.Adopted = group, commandStart, session, tc.adopted
+			if err := s.save(r); err != nil {
+				t.Fatal(err)
+			}
+			procs := &signalLog{fakeProcs: tc.table}
+			procs.onSignal = settlesOn(s, r.ID, tc.endOn)
+			s.procsFake = procs
+
+			task, err := s.Stop(context.Background(), r.ID, StopOptions{Grace: 100 * time.Millisecond})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Stop: %v, want an error saying %q", err, tc.wantErr)
+				}
+				task, _ = s.Get(r.ID)
+			} else if err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if got := procs.signals(); !slices.Equal(got, tc.want) {
+				t.Errorf("signals sent %v, want %v", got, tc.want)
+			}
+			if task.Status != tc.status {
+				t.Errorf("the stopped task is %s (%s), want %s", task.Status, task.Error, tc.status)
 			}
 		})
 	}

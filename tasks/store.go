@@ -35,6 +35,9 @@ type Store struct {
 	// tmuxOf, if set, stands in for the tmux servers tasks live on (see
 	// panes): tests set it.
 	tmuxOf func(tmux.Server) Panes
+	// procsFake, if set, stands in for the machine's processes (see
+	// procs): tests set it.
+	procsFake processes
 }
 
 // WithContext returns the store with waits for its lock bounded by ctx: a

@@ -212,7 +212,7 @@ func forwardSignals(sigs <-chan os.Signal, r *record, grace time.Duration, paneC
 		if sysSig == syscall.SIGHUP {
 			paneClosed.Store(true)
 		}
-		signalOwned(r, r.PID, sysSig)
+		signalOwned(osProcesses{}, r, r.PID, sysSig)
 		if sysSig == syscall.SIGHUP {
 			go killGroup(r, grace)
 		}
@@ -226,7 +226,7 @@ func killGroup(r *record, grace time.Duration) {
 	if r.PID <= 1 || groupEmpty(r.PID) {
 		return
 	}
-	signalOwned(r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
+	signalOwned(osProcesses{}, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if groupEmpty(r.PID) {
@@ -234,7 +234,7 @@ func killGroup(r *record, grace time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	signalOwned(r, r.PID, syscall.SIGKILL)
+	signalOwned(osProcesses{}, r, r.PID, syscall.SIGKILL)
 }
 
 // groupEmpty reports whether no live process is left in group pgid.
