@@ -19,6 +19,7 @@ type fakePanes struct {
 	calls    []string
 
 	onPaneInfo func(tmux.PaneID)
+	failStart  bool
 }
 
 func newFakePanes(sessions ...string) *fakePanes {
@@ -51,9 +52,20 @@ func (f *fakePanes) called(format string, a ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, a...))
 }
 
+// StartWindow opens the window in spec.SessionID if set, else in the
+// session named spec.Session; failStart refuses it.
 func (f *fakePanes) StartWindow(_ context.Context, spec tmux.WindowSpec) (tmux.PaneID, int, error) {
-	f.called("start-window %s", spec.Session)
-	return f.addPane(spec.Session), 0, nil
+	where := spec.Session
+	for name, id := range f.sessions {
+		if spec.SessionID != "" && id == spec.SessionID {
+			where = name
+		}
+	}
+	f.called("start-window in %s", where)
+	if f.failStart {
+		return "", 0, tmux.ErrNoServer
+	}
+	return f.addPane(where), 0, nil
 }
 
 func (f *fakePanes) SessionOf(_ context.Context, pane tmux.PaneID) (tmux.SessionID, error) {

@@ -108,54 +108,15 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 			os.Remove(s.outputPath(id))
 		}
 	}()
-	run := opts.Command
-	if opts.Script != "" {
-		run = opts.Script
-	}
-	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace, Monitor: mon}
-	data, err := json.Marshal(sp)
-	if err != nil {
-		return nil, fmt.Errorf("encode task spec: %w", err)
-	}
-	if err := writeFileAtomic(s.specPath(id), data); err != nil {
+	if err := s.writeSpec(id, opts, shell, mon); err != nil {
 		return nil, err
 	}
-	marker, err := newID()
+	r, err := s.startRecord(id, kind, opts)
 	if err != nil {
 		return nil, err
-	}
-	var callerPane tmux.PaneID
-	if opts.Caller.On(opts.Server) {
-		callerPane = opts.Caller.Pane
-	}
-	r := &record{
-		Task: Task{
-			ID: id, Name: opts.Name, Kind: kind, Command: opts.Command, Cwd: opts.Cwd,
-			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
-			OutputPath: s.outputPath(id), Background: opts.Background, OutputComplete: true,
-		},
-		TmuxServer:     opts.Server,
-		WaiterPID:      opts.WaiterPID,
-		CallerPane:     string(callerPane),
-		EndMarker:      "qtask-end:" + id + ":" + marker,
-		OutputMaxBytes: opts.OutputMaxBytes,
-		StatusFormat:   opts.StatusFormat,
-	}
-	var callerSession tmux.SessionID
-	if !opts.Background && !opts.WindowInSession && callerPane != "" {
-		// A caller pane that cannot be described (closed already) just
-		// means the window goes to the background session instead.
-		callerSession, _ = s.panes(opts.Server).SessionOf(ctx, callerPane)
 	}
 	s.countStart(id)
-	pane, wrapper, err := s.panes(opts.Server).StartWindow(ctx, tmux.WindowSpec{
-		SessionID: callerSession,
-		Session:   opts.Session,
-		Name:      windowName(r, opts.AgentCommand),
-		Dir:       opts.Cwd,
-		Argv:      s.helperArgv(opts.Self, ExecVerb, id),
-		Env:       []string{wrapperGOMAXPROCS},
-	})
+	pane, wrapper, err := s.openWindow(ctx, r, opts)
 	if err != nil {
 		s.setCount(countRunning, id, false)
 		return nil, fmt.Errorf("start task window: %w", err)
@@ -175,6 +136,69 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		return nil, err
 	}
 	return &r.Task, nil
+}
+
+// writeSpec writes what the wrapper of task id runs: the command (or the
+// agent's script around it), the shell, and the caller's directory and
+// environment.
+func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monitorSpec) error {
+	run := opts.Command
+	if opts.Script != "" {
+		run = opts.Script
+	}
+	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace, Monitor: mon}
+	data, err := json.Marshal(sp)
+	if err != nil {
+		return fmt.Errorf("encode task spec: %w", err)
+	}
+	return writeFileAtomic(s.specPath(id), data)
+}
+
+// startRecord is the record of task id as Start saves it once its window
+// is open. The caller's pane is kept only when it is on the task's server.
+func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, error) {
+	marker, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	var callerPane tmux.PaneID
+	if opts.Caller.On(opts.Server) {
+		callerPane = opts.Caller.Pane
+	}
+	return &record{
+		Task: Task{
+			ID: id, Name: opts.Name, Kind: kind, Command: opts.Command, Cwd: opts.Cwd,
+			Scope: opts.Scope, Status: StatusRunning, StartedAt: time.Now().UTC(),
+			OutputPath: s.outputPath(id), Background: opts.Background, OutputComplete: true,
+		},
+		TmuxServer:     opts.Server,
+		WaiterPID:      opts.WaiterPID,
+		CallerPane:     string(callerPane),
+		EndMarker:      "qtask-end:" + id + ":" + marker,
+		OutputMaxBytes: opts.OutputMaxBytes,
+		StatusFormat:   opts.StatusFormat,
+	}, nil
+}
+
+// openWindow opens the task's window running its wrapper: in the caller's
+// session for a foreground run beside the caller, else in opts.Session.
+// It returns the pane and the wrapper's pid.
+func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) (tmux.PaneID, int, error) {
+	panes := s.panes(opts.Server)
+	var callerSession tmux.SessionID
+	if !opts.Background && !opts.WindowInSession && r.CallerPane != "" {
+		// A caller pane that cannot be described (closed already) just
+		// means the window goes to the background session instead.
+		callerSession, _ = panes.SessionOf(ctx, tmux.PaneID(r.CallerPane))
+	}
+	return panes.StartWindow(ctx, tmux.WindowSpec{
+		SessionID: callerSession,
+		Session:   opts.Session,
+		Name:      windowName(r, opts.AgentCommand),
+		Dir:       opts.Cwd,
+		Argv:      s.helperArgv(opts.Self, ExecVerb, r.ID),
+		Env:       []string{wrapperGOMAXPROCS},
+	})
 }
 
 // wrapperProgram is the program that lives as long as a task, its wrapper

@@ -3,8 +3,12 @@ package tasks
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/tmux"
 )
 
 func TestWindowName(t *testing.T) {
@@ -39,5 +43,74 @@ func TestStartRefusesATrailingAmpersand(t *testing.T) {
 	}
 	if list, _, _ := s.List(Filter{}); len(list) != 0 {
 		t.Fatalf("a refused start left %d task(s) behind", len(list))
+	}
+}
+
+// TestStartOpensTheWindowWhereItBelongs drives Start against a fake tmux:
+// a foreground run opens beside a caller on the task's server, everything
+// else in the background session, and a start tmux refuses leaves nothing.
+func TestStartOpensTheWindowWhereItBelongs(t *testing.T) {
+	server := tmux.NewSocketServer("/run/fake.sock")
+	for _, tc := range []struct {
+		name            string
+		background      bool
+		windowInSession bool
+		callerServer    tmux.Server
+		failStart       bool
+		wantCall        string
+		wantCallerPane  bool
+		wantErr         string
+	}{
+		{name: "foreground beside the caller", callerServer: server,
+			wantCall: "start-window in user", wantCallerPane: true},
+		{name: "background: the qtask session", background: true, callerServer: server,
+			wantCall: "start-window in qtask", wantCallerPane: true},
+		{name: "an agent's foreground window: the qtask session", windowInSession: true, callerServer: server,
+			wantCall: "start-window in qtask", wantCallerPane: true},
+		{name: "a caller on another server: the qtask session", callerServer: tmux.NewSocketServer("/run/other.sock"),
+			wantCall: "start-window in qtask"},
+		{name: "tmux refuses: nothing left behind", callerServer: server, failStart: true,
+			wantCall: "start-window in user", wantErr: "start task window"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakePanes("user", "qtask")
+			f.failStart = tc.failStart
+			s := f.in(newTestStore(t))
+			caller := Caller{Pane: f.addPane("user"), Server: tc.callerServer}
+			f.calls = nil
+			task, err := s.Start(context.Background(), StartOptions{
+				Command: "make", Cwd: t.TempDir(), Shell: "sh", Self: "/bin/true", Session: "qtask",
+				Server: server, Caller: caller, Background: tc.background, WindowInSession: tc.windowInSession,
+			})
+			if len(f.calls) != 1 || f.calls[0] != tc.wantCall {
+				t.Errorf("tmux calls %q, want [%q]", f.calls, tc.wantCall)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Start: %v, want an error saying %q", err, tc.wantErr)
+				}
+				left, _ := filepath.Glob(filepath.Join(s.tasksDir(), "*"))
+				outputs, _ := filepath.Glob(filepath.Join(s.outputDir(), "*"))
+				left = append(left, outputs...)
+				if len(left) != 0 {
+					t.Fatalf("a failed start left %q behind", left)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.load(task.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.PaneID == "" || !r.TmuxServer.Same(server) || (r.CallerPane != "") != tc.wantCallerPane {
+				t.Errorf("record: pane %q server %v caller pane %q; want a pane, the task's server, caller pane %v",
+					r.PaneID, r.TmuxServer, r.CallerPane, tc.wantCallerPane)
+			}
+			if _, err := os.Stat(s.specPath(task.ID)); err != nil {
+				t.Errorf("the wrapper's spec is missing: %v", err)
+			}
+		})
 	}
 }
