@@ -62,6 +62,9 @@ type captureSink struct {
 	// all of it at each new loss.
 	losses []string
 	onLoss func(losses string)
+	// size, if set, reads the pane's size (0×0: unknown) before each
+	// read, so that output after a resize is drawn at the new size.
+	size func() (width, height int)
 }
 
 // openSink opens the task's output file for capturing a pane of the given
@@ -141,6 +144,13 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 			in.SetReadDeadline(deadline)
 		}
 		n, err := in.Read(k.buf)
+		if n > 0 && k.size != nil {
+			// One ioctl a read: cheap, and as close to the bytes as an
+			// outsider gets to tmux's own resize of the pane.
+			if w, h := k.size(); w > 0 && h > 0 {
+				k.screen.Resize(w, h)
+			}
+		}
 		if n > 0 {
 			if k.read.Add(int64(n)) >= captureBusy && !k.busy {
 				// A wrapper starts on one P to stay small while its task
@@ -239,11 +249,17 @@ func (s *Store) Capture(id string, in *os.File) error {
 			return err
 		}
 	}
-	// The adopted pane's size is not known here: the screen is 80×24.
-	sink, err := openSink(r, 0, 0)
+	// The pane's terminal is the adopted shell's: its size is the pane's.
+	tty, _ := os.OpenFile(fmt.Sprintf("/proc/%d/fd/0", r.WrapperPID), os.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+	if tty != nil {
+		defer tty.Close()
+	}
+	width, height := paneSize(tty)
+	sink, err := openSink(r, width, height)
 	if err != nil {
 		return err
 	}
+	sink.size = func() (int, int) { return paneSize(tty) }
 	sink.onLoss = func(loss string) { s.noteLoss(id, loss) }
 	sink.copyFrom(in, nil) // EOF: the pane is gone, and everything is in
 	writeErr := sink.close(time.Now().Add(settleRetryMax), nil)

@@ -93,6 +93,7 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	}
 	// Best effort: the settle records the losses in any case.
 	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
+	sink.size = func() (int, int) { return paneSize(opts.Out) }
 	c := &paneCapture{
 		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, fifo: fifo, tty: opts.Out,
 		marker: r.EndMarker, sink: sink, stop: make(chan struct{}), done: make(chan struct{}),
@@ -106,8 +107,8 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	return c, nil
 }
 
-// paneSize is the size of the terminal tty, the wrapper's pane; 0×0 if it
-// cannot be read.
+// paneSize is the size of the terminal tty, a task's pane; 0×0 if it
+// cannot be read. tmux sets it whenever it resizes the pane.
 func paneSize(tty *os.File) (width, height int) {
 	if tty == nil {
 		return 0, 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tasks/render"
 )
 
@@ -166,5 +167,116 @@ func TestOracleThroughPane(t *testing.T) {
 		if got := h.output(task.ID); got != want.String() {
 			t.Errorf("%s: the output file differs from the rendering of the same bytes\n--- file\n%s\n--- rendering\n%s", name, got, want.String())
 		}
+	}
+}
+
+// TestResizedPaneWrapsAtNewWidth: a task whose window is resized while it
+// runs draws what it prints afterwards at the new width, as tmux does: a
+// long line redrawn from its last row with CR ends as tmux shows it, and
+// the output file matches tmux's own capture of the same pane.
+func TestResizedPaneWrapsAtNewWidth(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	gate := filepath.Join(h.root, "gate")
+	done := filepath.Join(h.root, "done")
+	await := func(f string) string { return "while [ ! -e '" + f + "' ]; do sleep 0.02; done; " }
+	line := func(c string) string {
+		return "printf '" + strings.Repeat(c, 100) + "\\r" + strings.ToUpper(c+c) + "\\n'; "
+	}
+	// The task prints once its terminal has the new size, as a program
+	// that redraws on SIGWINCH does: tmux resizes its own screen first and
+	// tells the pane's terminal a moment later.
+	task := h.start(line("a") + await(gate) + `until [ "$(stty size)" = "20 50" ]; do sleep 0.02; done; ` + line("b") + await(done))
+	eventually(t, "the first line in the output", func() bool { return strings.Contains(h.output(task.ID), "AA") })
+	if _, err := h.tmux("resize-window", "-t", task.PaneID, "-x", "50", "-y", "20"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pane to be 50 columns wide", func() bool {
+		w, _ := h.tmux("display-message", "-p", "-t", task.PaneID, "#{pane_width}")
+		return w == "50"
+	})
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second line in the output", func() bool { return strings.Contains(h.output(task.ID), "BB") })
+	shown, err := h.tmux("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", task.PaneID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Repeat("a", 80) + "AA" + strings.Repeat("a", 18) + "\n" + strings.Repeat("b", 50) + "BB" + strings.Repeat("b", 48) + "\n"
+	if got := trimBlanks(shown); got != want {
+		t.Fatalf("tmux shows\n%s\nwant\n%s", got, want)
+	}
+	if got := h.output(task.ID); got != want {
+		t.Errorf("output file while the task runs:\n%s\ntmux shows:\n%s", got, want)
+	}
+	if err := os.WriteFile(done, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(task.ID)
+	if got := h.output(task.ID); got != want {
+		t.Errorf("output file at the end:\n%s\ntmux showed:\n%s", got, want)
+	}
+}
+
+// trimBlanks drops trailing blanks from each line and trailing empty
+// lines, as capture-pane pads them.
+func trimBlanks(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestInsertAfterTabKeepsCapturing: characters inserted before a tab (ICH)
+// move it past the column it stopped at; the capture once looped for ever
+// writing such a row out, and the task never settled.
+func TestInsertAfterTabKeepsCapturing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task := h.start(`printf '\tx\r\033[10@\r\nafter\r\n'`)
+	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted {
+		t.Fatalf("task ended %s: %s", end.Status, end.Error)
+	}
+	if got, want := h.output(task.ID), strings.Repeat(" ", 18)+"x\nafter\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
+// TestAdoptedPaneDrawsAtItsSize: the capture of a command promoted from an
+// interactive shell draws at the pane's real size, not 80×24, and follows
+// the pane when it is resized.
+func TestAdoptedPaneDrawsAtItsSize(t *testing.T) {
+	h := newHarness(t)
+	pane := h.shellPane(interactiveShells[0])
+	gate := filepath.Join(h.root, "gate")
+	h.typeLine(pane, "echo started; while [ ! -e '"+gate+"' ]; do sleep 0.05; done; until [ \"$(stty size)\" = '30 70' ]; do sleep 0.02; done; printf '"+strings.Repeat("b", 150)+"\\rYY\\n'")
+	eventually(t, "the command to start", func() bool {
+		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+		return strings.Contains(screen, "\nstarted")
+	})
+	if out := h.mustQtask("promote", "--pane", pane); !strings.HasPrefix(out, "Promoted task ") {
+		t.Fatalf("promote said %q", out)
+	}
+	task := h.lastTask()
+	if _, err := h.tmux("resize-window", "-t", pane, "-x", "70", "-y", "30"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pane to be 70 columns wide", func() bool {
+		w, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_width}")
+		return w == "70"
+	})
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(task.ID)
+	// 150 columns at 70: the CR goes back to the third row, column 140.
+	want := strings.Repeat("b", 140) + "YY" + strings.Repeat("b", 8) + "\n"
+	if got := h.output(task.ID); !strings.HasSuffix(got, "\n"+want) {
+		t.Errorf("output of the adopted command:\n%s\nwant it to end with\n%s", got, want)
 	}
 }

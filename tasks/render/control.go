@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/charmbracelet/x/ansi"
@@ -44,9 +45,6 @@ func count(params ansi.Params, i int) int {
 
 // execute handles a C0 control.
 func (s *Screen) execute(b byte) {
-	if s.alt != nil {
-		return
-	}
 	switch b {
 	case '\b':
 		s.backspace()
@@ -102,9 +100,6 @@ func (s *Screen) backTab(n int) {
 
 // esc handles an escape sequence other than CSI and strings.
 func (s *Screen) esc(cmd ansi.Cmd) {
-	if s.alt != nil {
-		return
-	}
 	if cmd.Intermediate() != 0 {
 		return // charset designations and the like: nothing to draw
 	}
@@ -158,9 +153,6 @@ func (s *Screen) csi(cmd ansi.Cmd, params ansi.Params) {
 		return
 	case 0:
 	default:
-		return
-	}
-	if s.alt != nil {
 		return
 	}
 	switch cmd.Final() {
@@ -273,7 +265,9 @@ func (s *Screen) eraseDisplay(params ansi.Params) {
 			r.clear()
 		}
 	case mode == 1:
-		s.redrawn = s.scrolled
+		if s.alt == nil {
+			s.redrawn = s.scrolled
+		}
 		for _, r := range s.rows[:s.cy] {
 			r.clear()
 		}
@@ -281,19 +275,19 @@ func (s *Screen) eraseDisplay(params ansi.Params) {
 	}
 }
 
-// eraseLine handles EL.
+// eraseLine handles EL. As in tmux, erasing the whole row also ends its
+// wrap into the next; erasing part of it does not.
 func (s *Screen) eraseLine(params ansi.Params) {
 	mode, _, _ := params.Param(0, 0)
 	r := s.rows[s.cy]
 	x := min(s.cx, s.width)
-	switch mode {
-	case 0:
-		r.blank(x, s.width)
-		r.wrapped = false
-	case 1:
-		r.blank(0, x+1)
-	case 2:
+	switch {
+	case mode == 2, mode == 0 && x == 0, mode == 1 && x >= s.width-1:
 		r.clear()
+	case mode == 0:
+		r.blank(x, s.width)
+	case mode == 1:
+		r.blank(0, x+1)
 	}
 }
 
@@ -377,24 +371,51 @@ func (s *Screen) privateMode(final byte, params ansi.Params) {
 	})
 }
 
-// enterAlt puts the main screen aside for a full-screen program.
+// enterAlt puts the main screen aside for a full-screen program, which
+// draws on a blank screen of its own without history.
 func (s *Screen) enterAlt() {
 	if s.alt != nil {
 		return
 	}
 	s.alt = &altScreen{rows: s.rows, cursor: cursorState{cx: s.cx, cy: s.cy, origin: s.origin}}
-	s.rows = nil
+	// The rows of the last alternate screen are used again: programs
+	// switch screens often, and a 500×200 screen is 800 KB.
+	s.rows, s.spare = s.spare[:0], nil
+	for _, r := range s.rows[:cap(s.rows)] {
+		if len(s.rows) == s.height || len(r.cells) != s.width {
+			break
+		}
+		r.clear()
+		s.rows = append(s.rows, r)
+	}
+	s.fillRows()
 }
 
-// leaveAlt brings the main screen back and puts the note standing for the
-// full-screen program's output on it.
+// leaveAlt brings the main screen back, at the pane's current size, and
+// puts on it the note standing for the full-screen program's output and,
+// if kept, the program's last screen.
 func (s *Screen) leaveAlt() {
 	if s.alt == nil {
 		return
 	}
+	var last []byte
+	if s.keepLast {
+		for _, r := range s.rows[:textRows(s.rows)] {
+			last = r.appendLine(last)
+		}
+	}
 	a := s.alt
 	s.alt = nil
-	s.rows = a.rows
+	s.rows, s.spare = a.rows, s.rows
 	s.cx, s.cy, s.origin = a.cursor.cx, a.cursor.cy, a.cursor.origin
+	if len(s.rows) != s.height || len(s.rows[0].cells) != s.width {
+		s.resizeMain()
+		s.cx, s.cy = min(s.cx, s.width-1), min(s.cy, s.height-1)
+	}
 	s.note(fmt.Sprintf("[qtask: full-screen program output not kept (%s, %d KB)]", s.prog, (a.bytes+1023)/1024))
+	for len(last) > 0 {
+		line, rest, _ := bytes.Cut(last, []byte{'\n'})
+		s.note(string(line))
+		last = rest
+	}
 }

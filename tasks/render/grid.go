@@ -157,6 +157,18 @@ func (r *row) insert(col, n int) {
 	clear(r.cells[col : col+n])
 	r.hi = min(r.hi+n, w)
 	r.shiftComb(col, n)
+	r.untab(col + n)
+}
+
+// untab turns the tabs from col on, which were moved, into blanks: a tab
+// in the file must end where the reader's tab stop is, and a moved one
+// need not.
+func (r *row) untab(col int) {
+	for c := col; c < r.hi; c++ {
+		if r.cells[c].kind == cellTab {
+			r.cells[c] = cell{}
+		}
+	}
 }
 
 // remove deletes n columns at col, shifting the rest left and blanking the
@@ -171,6 +183,7 @@ func (r *row) remove(col, n int) {
 	copy(r.cells[col:], r.cells[col+n:])
 	clear(r.cells[w-n:])
 	r.shiftComb(col+n, -n)
+	r.untab(col)
 }
 
 // shiftComb moves the combining marks at or after col by d columns.
@@ -204,10 +217,12 @@ func (r *row) used() int {
 // spaces and tabs are left out unless the row wraps into the next, where
 // they are part of the line.
 func (r *row) textEnd() int {
-	end := r.used()
 	if r.wrapped {
-		return end
+		// As tmux's capture-pane -J: every column written in a row that
+		// goes on in the next, erased ones too.
+		return r.hi
 	}
+	end := r.used()
 	for end > 0 {
 		c := r.cells[end-1]
 		if c.kind == cellChar && (c.r != ' ' || len(r.comb[end-1]) > 0) || c.kind == cellWide {
@@ -268,10 +283,20 @@ func (r *row) appendText(dst []byte) []byte {
 	return dst
 }
 
+// appendLine appends the row's text and, unless the row wraps into the
+// next one, a newline.
+func (r *row) appendLine(dst []byte) []byte {
+	dst = r.appendText(dst)
+	if !r.wrapped {
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
 // tabIntact reports whether nothing has been written over the columns the
 // tab at col moved over since.
 func (r *row) tabIntact(col, stop int) bool {
-	if stop > len(r.cells) {
+	if stop <= col || stop > len(r.cells) {
 		return false
 	}
 	for c := col + 1; c < stop; c++ {

@@ -46,6 +46,9 @@ type Options struct {
 	// Program names the task's program in the note that stands for a
 	// full-screen program's output; empty means "program".
 	Program string
+	// KeepLastScreen keeps a full-screen program's last screen, after
+	// the note, when it leaves the alternate screen (or the stream ends).
+	KeepLastScreen bool
 }
 
 // Screen is the terminal model. It is not safe for concurrent use.
@@ -57,6 +60,8 @@ type Screen struct {
 	width  int
 	height int
 	prog   string
+	// keepLast: see Options.KeepLastScreen.
+	keepLast bool
 
 	rows   []*row
 	cx, cy int  // cursor; cx == width means a wrap is pending
@@ -69,6 +74,7 @@ type Screen struct {
 	last   rune   // last character printed, for REP
 	carry  []byte // start of a rune split across Writes
 	alt    *altScreen
+	spare  []*row // the last alternate screen's rows, to be used again
 	bin    binaryState
 	widths widthCache
 	// scrolled counts rows gone off the top, so that scrolled+row names a
@@ -94,16 +100,12 @@ type altScreen struct {
 
 // New returns a Screen writing final lines to w; it never closes w.
 func New(w io.Writer, opts Options) *Screen {
-	width, height := opts.Width, opts.Height
-	if width == 0 && height == 0 {
-		width, height = 80, 24
-	}
-	width, height = min(max(width, 1), maxWidth), min(max(height, 1), maxHeight)
+	width, height := clampSize(opts.Width, opts.Height)
 	prog := opts.Program
 	if prog == "" {
 		prog = "program"
 	}
-	s := &Screen{w: w, width: width, height: height, prog: prog, out: make([]byte, 0, outFlush+4*maxWidth), redrawn: -1}
+	s := &Screen{w: w, width: width, height: height, prog: prog, keepLast: opts.KeepLastScreen, out: make([]byte, 0, outFlush+4*maxWidth), redrawn: -1}
 	s.rows = make([]*row, height)
 	for i := range s.rows {
 		s.rows[i] = newRow(width)
@@ -125,11 +127,17 @@ func New(w io.Writer, opts Options) *Screen {
 func (s *Screen) resetModes() {
 	s.top, s.bottom = 0, s.height-1
 	s.origin, s.noWrap = false, false
-	s.tabs = make([]bool, s.width)
-	for c := TabWidth; c < s.width; c += TabWidth {
-		s.tabs[c] = true
-	}
+	s.tabs = defaultTabs(s.width)
 	s.saved = cursorState{}
+}
+
+// defaultTabs is a terminal's tab stops for a width: every TabWidth columns.
+func defaultTabs(width int) []bool {
+	tabs := make([]bool, width)
+	for c := TabWidth; c < width; c += TabWidth {
+		tabs[c] = true
+	}
+	return tabs
 }
 
 // Write consumes p, which may be any piece of the stream. It always
@@ -186,26 +194,31 @@ func (s *Screen) AppendLive(dst []byte) ([]byte, int) {
 	for settle > 0 && rows[settle-1].wrapped {
 		settle--
 	}
-	last := -1
-	for i, r := range rows {
-		if r.textEnd() > 0 || r.wrapped {
-			last = i
-		}
-	}
+	rows = rows[:textRows(rows)]
 	start, settled := len(dst), 0
-	for i, r := range rows[:last+1] {
+	for i, r := range rows {
 		if i == settle {
 			settled = len(dst) - start
 		}
-		dst = r.appendText(dst)
-		if !r.wrapped {
-			dst = append(dst, '\n')
-		}
+		dst = r.appendLine(dst)
 	}
-	if settle > last {
+	if n := len(rows); n > 0 && rows[n-1].wrapped {
+		dst = append(dst, '\n') // it wraps into a row left blank
+	}
+	if settle >= len(rows) {
 		settled = len(dst) - start
 	}
 	return dst, settled
+}
+
+// textRows is how many of rows run down to the last one holding text.
+func textRows(rows []*row) int {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i].textEnd() > 0 || rows[i].wrapped {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // movedUp notes the line the cursor went up to from row y, if it did.
@@ -386,9 +399,6 @@ func (s *Screen) decoded(r rune, n int) {
 // ascii prints a run of printable ASCII.
 func (s *Screen) ascii(b []byte) {
 	s.countText(len(b))
-	if s.alt != nil {
-		return
-	}
 	s.last = rune(b[len(b)-1])
 	for len(b) > 0 {
 		if s.cx >= s.width {
@@ -405,9 +415,6 @@ func (s *Screen) ascii(b []byte) {
 
 // print prints one non-ASCII rune.
 func (s *Screen) print(r rune) {
-	if s.alt != nil {
-		return
-	}
 	w := s.widths.width(r)
 	if w == 0 {
 		col := s.cx - 1
@@ -456,7 +463,9 @@ func (s *Screen) scrollUp(n int) {
 	for range n {
 		gone := s.rows[s.top]
 		s.final(gone)
-		s.scrolled++
+		if s.alt == nil {
+			s.scrolled++
+		}
 		copy(s.rows[s.top:], s.rows[s.top+1:s.bottom+1])
 		gone.clear()
 		s.rows[s.bottom] = gone
@@ -467,7 +476,9 @@ func (s *Screen) scrollUp(n int) {
 // bottom are lost, as on the screen.
 func (s *Screen) scrollDown(n int) {
 	n = min(n, s.bottom-s.top+1)
-	s.redrawn = s.scrolled + int64(s.top)
+	if s.alt == nil {
+		s.redrawn = s.scrolled + int64(s.top)
+	}
 	for range n {
 		gone := s.rows[s.bottom]
 		copy(s.rows[s.top+1:s.bottom+1], s.rows[s.top:s.bottom])
@@ -479,12 +490,9 @@ func (s *Screen) scrollDown(n int) {
 // final appends a row that left the screen to the output.
 func (s *Screen) final(r *row) {
 	if s.alt != nil {
-		return
+		return // the alternate screen has no history
 	}
-	s.out = r.appendText(s.out)
-	if !r.wrapped {
-		s.out = append(s.out, '\n')
-	}
+	s.out = r.appendLine(s.out)
 	if len(s.out) >= outFlush {
 		s.flushOut()
 	}
@@ -503,7 +511,9 @@ func (s *Screen) clearToHistory() {
 	for _, r := range s.rows[:last+1] {
 		s.final(r)
 	}
-	s.scrolled += int64(last + 1)
+	if s.alt == nil {
+		s.scrolled += int64(last + 1)
+	}
 	for _, r := range s.rows {
 		r.clear()
 	}
@@ -517,7 +527,11 @@ func (s *Screen) note(text string) {
 		s.lineFeed()
 	}
 	for _, r := range text {
-		s.print(r)
+		if r == '\t' {
+			s.tab(1)
+		} else {
+			s.print(r)
+		}
 	}
 	s.cx = 0
 	s.lineFeed()

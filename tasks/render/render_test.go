@@ -43,6 +43,8 @@ func TestScreen(t *testing.T) {
 		{"save restore status line", "a\r\n\x1b7\x1b[24;1Hstatus\x1b8b\r\n", "a\nb\n" + strings.Repeat("\n", 21) + "status\n"},
 		{"tab kept", "a\tb\r\n", "a\tb\n"},
 		{"tab overwritten", "a\tb\r\x1b[3Cx\r\n", "a  x    b\n"},
+		{"tab moved by insert", "\tx\r\x1b[10@\r\n", strings.Repeat(" ", 18) + "x\n"},
+		{"tab moved by delete", "ab\tx\r\x1b[P\r\n", "b      x\n"},
 		{"wide and combining", "日本e\u0301\r\n", "日本e\u0301\n"},
 		{"autowrap joins", strings.Repeat("x", 85) + "\r\n", strings.Repeat("x", 85) + "\n"},
 		{"autowrap off", "\x1b[?7l" + strings.Repeat("x", 85) + "y\r\n", strings.Repeat("x", 79) + "y\n"},
@@ -203,9 +205,13 @@ func FuzzScreen(f *testing.F) {
 	f.Add([]byte("日本\t\x1b[5;10r\x1b[S\x1b[T\x1b[3L\x1b[2M\x1b[10b"), uint16(3), uint16(2), uint64(3))
 	f.Fuzz(func(t *testing.T, in []byte, w, h uint16, seed uint64) {
 		opts := Options{Width: int(w % 600), Height: int(h % 300)}
+		// Halfway, the pane turns to the other size.
+		half, w2, h2 := len(in)/2, int(h%600), int(w%300)
 		var whole bytes.Buffer
 		s := New(&whole, opts)
-		s.Write(in)
+		s.Write(in[:half])
+		s.Resize(w2, h2)
+		s.Write(in[half:])
 		live, settled := s.AppendLive(nil)
 		if settled < 0 || settled > len(live) || settled > 0 && live[settled-1] != '\n' {
 			t.Fatalf("%d bytes of %q settled: not whole lines", settled, live)
@@ -216,10 +222,13 @@ func FuzzScreen(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, seed))
 		var split bytes.Buffer
 		s = New(&split, opts)
-		for p := in; len(p) > 0; {
-			n := min(len(p), 1+r.IntN(16))
-			s.Write(p[:n])
-			p = p[n:]
+		for _, part := range [][]byte{in[:half], in[half:]} {
+			for p := part; len(p) > 0; {
+				n := min(len(p), 1+r.IntN(16))
+				s.Write(p[:n])
+				p = p[n:]
+			}
+			s.Resize(w2, h2)
 		}
 		s.Close()
 		if split.String() != whole.String() {
