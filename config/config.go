@@ -57,6 +57,11 @@ type Config struct {
 	// can still be inspected in tmux. TOML key "keep_promoted_pane".
 	// Default false.
 	KeepPromotedPane bool
+	// KeepFullScreen says whether a full-screen program's last screen
+	// (vim, less, htop: the alternate screen) is kept in the output file
+	// after the note that stands for its output. TOML key
+	// "keep_full_screen". Default false.
+	KeepFullScreen bool
 	// KeepFinished is how many finished tasks (the newest, with their
 	// output files) qtask keeps; older ones are pruned when a task starts.
 	// TOML key "keep_finished", an integer. Default 200; 0 keeps every
@@ -302,16 +307,14 @@ var settings = []setting{
 		encode: func(c Config) any { return c.OnTimeout },
 	},
 	{
-		name: "keep_promoted_pane",
-		decode: func(c *Config, v any) string {
-			b, ok := v.(bool)
-			if !ok {
-				return wantGot("true or false", v)
-			}
-			c.KeepPromotedPane = b
-			return ""
-		},
+		name:   "keep_promoted_pane",
+		decode: func(c *Config, v any) string { return decodeBool(&c.KeepPromotedPane, v) },
 		encode: func(c Config) any { return c.KeepPromotedPane },
+	},
+	{
+		name:   "keep_full_screen",
+		decode: func(c *Config, v any) string { return decodeBool(&c.KeepFullScreen, v) },
+		encode: func(c Config) any { return c.KeepFullScreen },
 	},
 	{
 		name: "keep_finished",
@@ -581,6 +584,16 @@ var sizeUnits = []struct {
 
 // decodeSize stores a byte count in *n: either a TOML integer or a string
 // holding a non-negative integer with an optional KiB, MiB or GiB suffix.
+// decodeBool sets *dst from a TOML boolean.
+func decodeBool(dst *bool, v any) string {
+	b, ok := v.(bool)
+	if !ok {
+		return wantGot("true or false", v)
+	}
+	*dst = b
+	return ""
+}
+
 func decodeSize(n *int64, v any) string {
 	const want = `an integer number of bytes or a string such as "512KiB", "32MiB" or "1GiB"`
 	var (

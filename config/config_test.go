@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_finished, status_format, agent_windows"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -148,6 +148,7 @@ func TestLoadValid(t *testing.T) {
 		{"on_timeout background", `on_timeout = "background"`, func(*Config) {}},
 		{"on_timeout kill", `on_timeout = "kill"`, func(c *Config) { c.OnTimeout = OnTimeoutKill }},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
+		{"keep_full_screen", `keep_full_screen = true`, func(c *Config) { c.KeepFullScreen = true }},
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
 		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
 		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
@@ -168,6 +169,7 @@ func TestLoadValid(t *testing.T) {
 			`foreground_timeout = "5m"`,
 			`on_timeout = "kill"`,
 			`keep_promoted_pane = true`,
+			`keep_full_screen = true`,
 			`keep_finished = 7`,
 			`status_format = "{running} running"`,
 			`agent_windows = "current"`,
@@ -180,6 +182,7 @@ func TestLoadValid(t *testing.T) {
 				ForegroundTimeout: 5 * time.Minute,
 				OnTimeout:         OnTimeoutKill,
 				KeepPromotedPane:  true,
+				KeepFullScreen:    true,
 				KeepFinished:      7,
 				StatusFormat:      "{running} running",
 				AgentWindows:      AgentWindowsCurrent,
@@ -309,6 +312,8 @@ func TestLoadErrors(t *testing.T) {
 			`key "keep_promoted_pane": want true or false, got string "yes"`},
 		{"keep_promoted_pane integer", `keep_promoted_pane = 1`, 1, 22, "keep_promoted_pane",
 			`key "keep_promoted_pane": want true or false, got integer 1`},
+		{"keep_full_screen string", `keep_full_screen = "on"`, 1, 20, "keep_full_screen",
+			`key "keep_full_screen": want true or false, got string "on"`},
 
 		{"status_format unknown placeholder", `status_format = "{done} done"`, 1, 17, "status_format",
 			`key "status_format": unknown placeholder {done}; want {running} or {failed}`},
@@ -460,6 +465,7 @@ output_max_bytes = 33554432
 foreground_timeout = "2m"
 on_timeout = "background"
 keep_promoted_pane = false
+keep_full_screen = false
 keep_finished = 200
 status_format = "⏵{running} ✗{failed}"
 agent_windows = "qtask"

@@ -220,6 +220,7 @@ type PromoteOptions struct {
 	Session        string
 	Self           string
 	OutputMaxBytes int64
+	KeepFullScreen bool
 	StatusFormat   string
 }
 
@@ -261,7 +262,7 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 	t, err := store.Adopt(ctx, tasks.AdoptOptions{
 		Server: opts.Server, Pane: opts.Pane, ShellPID: fg.ShellPID, Command: fg.Command,
 		StartedAt: fg.StartedAt, Scope: opts.Scope, Session: opts.Session, Self: opts.Self,
-		OutputMaxBytes: opts.OutputMaxBytes, StatusFormat: opts.StatusFormat,
+		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, StatusFormat: opts.StatusFormat,
 		Output:  func(scrollback string) string { return CommandOutput(scrollback, fg.Command) },
 		Claim:   func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
 		Running: running,

@@ -22,6 +22,7 @@ type AdoptOptions struct {
 	Session        string // background session the pane moves to
 	Self           string // qtask binary, for the capture's argv
 	OutputMaxBytes int64
+	KeepFullScreen bool
 	StatusFormat   string // the tmux status segment's format
 	// Claim runs once the task id exists and before output capture starts:
 	// the shell hooks use it to mark the pane, so the prompt hook that
@@ -74,7 +75,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		},
 		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
 		TmuxServer: opts.Server, EndMarker: "qtask-end:" + id + ":" + marker,
-		OutputMaxBytes: opts.OutputMaxBytes, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
+		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
 		StatusFormat: opts.StatusFormat,
 	}
 	s.countStart(id)

@@ -80,7 +80,7 @@ func openSink(r *record, width, height int) (*captureSink, error) {
 	}
 	k := &captureSink{out: out, buf: make([]byte, captureChunk), marker: newMarkerScan(r.EndMarker)}
 	k.spool = newSpool(out, k.lose)
-	k.screen = render.New(k.spool, render.Options{Width: width, Height: height, Program: programName(r.Command)})
+	k.screen = render.New(k.spool, render.Options{Width: width, Height: height, Program: programName(r.Command), KeepLastScreen: r.KeepFullScreen})
 	return k, nil
 }
 

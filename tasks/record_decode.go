@@ -126,6 +126,8 @@ func (d *recordDecoder) field(key string, r *record) bool {
 		return d.string(&r.EndMarker)
 	case "output_max_bytes":
 		return d.int64(&r.OutputMaxBytes)
+	case "keep_full_screen":
+		return d.bool(&r.KeepFullScreen)
 	case "status_format":
 		return d.string(&r.StatusFormat)
 	case "output_acked":

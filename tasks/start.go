@@ -47,6 +47,7 @@ type StartOptions struct {
 	Server         tmux.Server   // tmux server to run on
 	Self           string        // path of the qtask binary, for the pane's argv
 	OutputMaxBytes int64         // cap of the output file
+	KeepFullScreen bool          // keep a full-screen program's last screen (config keep_full_screen)
 	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
 	StatusFormat   string        // the tmux status segment's format (config status_format)
 	// Monitor, when set, makes the task a monitor (see monitor.go).
@@ -176,6 +177,7 @@ func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, e
 		CallerPane:     string(callerPane),
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
+		KeepFullScreen: opts.KeepFullScreen,
 		StatusFormat:   opts.StatusFormat,
 	}, nil
 }

@@ -185,6 +185,8 @@ type record struct {
 	// printed.
 	EndMarker      string `json:"end_marker,omitempty"`
 	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
+	// KeepFullScreen: the caller's keep_full_screen, read by the capture.
+	KeepFullScreen bool `json:"keep_full_screen,omitempty"`
 	// StatusFormat is the caller's status_format, for the status segment
 	// the wrapper updates when the task ends (its environment, and so its
 	// config, may not be the caller's).

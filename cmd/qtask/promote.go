@@ -96,7 +96,7 @@ func promoteTask(ctx context.Context, deps *Deps, opts *PromoteOptions) (*tasks.
 	}
 	return shellhooks.PromotePane(ctx, store, shellhooks.PromoteOptions{
 		StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
-		Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes, StatusFormat: cfg.StatusFormat,
+		Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes, KeepFullScreen: cfg.KeepFullScreen, StatusFormat: cfg.StatusFormat,
 	})
 }
 

@@ -280,3 +280,26 @@ func TestAdoptedPaneDrawsAtItsSize(t *testing.T) {
 		t.Errorf("output of the adopted command:\n%s\nwant it to end with\n%s", got, want)
 	}
 }
+
+// TestKeepFullScreen: with keep_full_screen = true, a full-screen
+// program's last screen is in the output after the note that stands for
+// its output; by default only the note is.
+func TestKeepFullScreen(t *testing.T) {
+	t.Parallel()
+	const command = `printf 'before\n\033[?1049h\033[Hframe one\r\n  frame two\033[?1049lafter\n'`
+	note := "[qtask: full-screen program output not kept (printf, 1 KB)]\n"
+	for _, tc := range []struct {
+		config, want string
+	}{
+		{"", "before\n" + note + "after\n"},
+		{"keep_full_screen = true\n", "before\n" + note + "frame one\n  frame two\nafter\n"},
+	} {
+		h := newHarness(t)
+		h.writeConfig(tc.config)
+		task := h.start(command)
+		h.wait(task.ID)
+		if got := h.output(task.ID); got != tc.want {
+			t.Errorf("config %q: output\n%q\nwant\n%q", tc.config, got, tc.want)
+		}
+	}
+}

@@ -284,3 +284,18 @@ func BenchmarkScreen(b *testing.B) {
 		})
 	}
 }
+
+// TestKeepLastScreen: with KeepLastScreen, a full-screen program's last
+// screen follows its note, down to its last row holding text; without it,
+// only the note is kept.
+func TestKeepLastScreen(t *testing.T) {
+	in := "x\r\n\x1b[?1049h\x1b[2J\x1b[Hfirst frame\x1b[2J\x1b[Htop\tline\r\n\r\n\x1b[5;3Hlast\x1b[?1049ly\r\n"
+	note := "[qtask: full-screen program output not kept (less, 1 KB)]\n"
+	if got, want := render(t, in, Options{Width: 80, Height: 24, Program: "less", KeepLastScreen: true}),
+		"x\n"+note+"top\tline\n\n\n\n  last\ny\n"; got != want {
+		t.Errorf("kept:\ngot  %q\nwant %q", got, want)
+	}
+	if got, want := render(t, in, Options{Width: 80, Height: 24, Program: "less"}), "x\n"+note+"y\n"; got != want {
+		t.Errorf("not kept:\ngot  %q\nwant %q", got, want)
+	}
+}

@@ -29,6 +29,7 @@ func StartOptions(cfg config.Config, env config.Env, environ []string, self stri
 		Server:         Server(env),
 		Self:           self,
 		OutputMaxBytes: cfg.OutputMaxBytes,
+		KeepFullScreen: cfg.KeepFullScreen,
 		StatusFormat:   cfg.StatusFormat,
 		StopGrace:      cfg.StopGrace,
 		Caller:         tasks.CallerAt(env.TmuxSocketFromTMUX(), env.TmuxPane),
