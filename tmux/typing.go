@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -13,10 +14,16 @@ func (s Server) PaneInMode(ctx context.Context, pane PaneID) (bool, error) {
 	return out != "0", err
 }
 
+// enterPause is how long TypeLine waits between the text and its Enter:
+// gemini-cli 0.61 takes an Enter that comes within 30 ms of the key before
+// it for a pasted newline, not a submission (its FAST_RETURN_TIMEOUT), as
+// a person's Enter never does.
+const enterPause = 100 * time.Millisecond
+
 // TypeLine types text into pane as a person would — its characters
 // literally (control and bidirectional-override characters dropped, so
-// nothing in it can act as a key of its own), then Enter — for waking a
-// program that reads lines from its terminal.
+// nothing in it can act as a key of its own), then, after a pause, Enter —
+// for waking a program that reads lines from its terminal.
 func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 	text = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
@@ -26,6 +33,11 @@ func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 	}, text)
 	if _, err := s.run(ctx, "send-keys", "-t", string(pane), "-l", "--", text); err != nil {
 		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(enterPause):
 	}
 	_, err := s.run(ctx, "send-keys", "-t", string(pane), "Enter")
 	return err

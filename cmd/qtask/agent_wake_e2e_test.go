@@ -108,14 +108,26 @@ func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 // exactly once (the prompt hook's context).
 func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
 	t.Parallel()
-	agenttest.Require(t, agenttest.Qwen)
+	testWakeTmuxWakesAnIdleTUI(t, agenttest.Qwen, "--auth-type", "openai", "-m", "mock-model", "--yolo")
+}
+
+// TestWakeTmuxWakesAnIdleGemini is the same for gemini-cli, whose TUI takes
+// an Enter that follows the text within 30 ms for a newline: the wake line
+// would sit in its input box, unsent, without TypeLine's pause.
+func TestWakeTmuxWakesAnIdleGemini(t *testing.T) {
+	t.Parallel()
+	testWakeTmuxWakesAnIdleTUI(t, agenttest.Gemini, "-m", "gemini-2.5-flash", "--yolo")
+}
+
+func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
+	agenttest.Require(t, a)
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
 	proj := filepath.Join(h.root, "proj")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", "qwen", "--wake", "tmux"); r.code != 0 {
+	if r := h.qtaskIn(proj, nil, "agent", "install", a.Name, "--wake", "tmux"); r.code != 0 {
 		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 	}
 	gate := filepath.Join(proj, "gate")
@@ -139,12 +151,16 @@ func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
 		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
 	// The isolated run's environment and binary, as a TUI: no prompt, no
 	// headless output, a real terminal.
-	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: agenttest.Qwen, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "qwen-home"), Env: env})
+	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: a, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "agent-home"), Env: env})
 	script := "#!/bin/sh\nexec env -i TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\""
 	for _, kv := range append(cmd.Env, "TERM=xterm-256color") {
 		script += " " + shellQuoteTest(kv)
 	}
-	script += " " + shellQuoteTest(cmd.Path) + " --auth-type openai -m mock-model --yolo\n"
+	script += " " + shellQuoteTest(cmd.Path)
+	for _, arg := range tuiArgs {
+		script += " " + shellQuoteTest(arg)
+	}
+	script += "\n"
 	launcher := filepath.Join(h.root, "qwen-tui")
 	if err := os.WriteFile(launcher, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
@@ -166,6 +182,10 @@ func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
 	if _, err := h.tmux("send-keys", "-t", pane, "-l", "start the task"); err != nil {
 		t.Fatal(err)
 	}
+	eventuallyWithin(t, 30*time.Second, "the typed prompt", func() bool { return strings.Contains(screen(), "start the task") }, screen)
+	// A person's Enter comes well after the last key: gemini takes one
+	// within 30 ms of it for a pasted newline (see tmux.TypeLine).
+	time.Sleep(100 * time.Millisecond)
 	if _, err := h.tmux("send-keys", "-t", pane, "Enter"); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +200,7 @@ func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
 	}
 	woken, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(out) > 0 })
 	if err != nil {
-		t.Fatalf("the idle qwen was not woken: %v\nscreen:\n%s\nrequests:\n%s", err, screen(), mock.Summary())
+		t.Fatalf("the idle %s was not woken: %v\nscreen:\n%s\nrequests:\n%s", a.Name, err, screen(), mock.Summary())
 	}
 	if n := woken.Count(out); n != 1 {
 		t.Errorf("the waking request carries the notification %d times, want 1\nrequests:\n%s", n, mock.Summary())
