@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -73,6 +74,10 @@ func (s *Store) claimIdleAgent(scope string) (AgentPresence, bool) {
 	return p, true
 }
 
+// wakeTimeout bounds the wake: a few tmux calls, and waiting for the
+// typed line to show before its Enter (tmux.TypeLine).
+const wakeTimeout = 10 * time.Second
+
 // wakeAgent types the wake line into the pane of r's scope's agent, when
 // r's notification is queued, the agent asked for it and is idle, and its
 // pane shows no mode. Errors are ignored: the agent hears at its next
@@ -89,7 +94,7 @@ func (s *Store) wakeAgent(r *record) {
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
 	pane := tmux.PaneID(p.Pane)
 	if inMode, err := server.PaneInMode(ctx, pane); err != nil || inMode {

@@ -14,16 +14,23 @@ func (s Server) PaneInMode(ctx context.Context, pane PaneID) (bool, error) {
 	return out != "0", err
 }
 
-// enterPause is how long TypeLine waits between the text and its Enter:
-// gemini-cli 0.61 takes an Enter that comes within 30 ms of the key before
-// it for a pasted newline, not a submission (its FAST_RETURN_TIMEOUT), as
-// a person's Enter never does.
-const enterPause = 100 * time.Millisecond
+// A person presses Enter after the line is on the screen. gemini-cli 0.61
+// takes an Enter that it reads within 30 ms of the key before it for a
+// pasted newline, not a submission (its FAST_RETURN_TIMEOUT), and under
+// load a program can read the text and an Enter sent right after it in
+// one go. So TypeLine waits until the end of the text shows in the pane
+// (at most echoWait, polled every echoPoll), then enterPause, then Enter.
+const (
+	echoWait   = 3 * time.Second
+	echoPoll   = 20 * time.Millisecond
+	enterPause = 100 * time.Millisecond
+)
 
 // TypeLine types text into pane as a person would — its characters
 // literally (control and bidirectional-override characters dropped, so
-// nothing in it can act as a key of its own), then, after a pause, Enter —
-// for waking a program that reads lines from its terminal.
+// nothing in it can act as a key of its own), then, once the program has
+// shown them, Enter — for waking a program that reads lines from its
+// terminal.
 func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 	text = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
@@ -34,11 +41,27 @@ func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 	if _, err := s.run(ctx, "send-keys", "-t", string(pane), "-l", "--", text); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(enterPause):
+	tail := text[max(0, len(text)-16):]
+	for deadline := time.Now().Add(echoWait); time.Now().Before(deadline); {
+		if shown, err := s.run(ctx, "capture-pane", "-p", "-J", "-t", string(pane)); err != nil || strings.Contains(shown, tail) {
+			break
+		}
+		if err := pause(ctx, echoPoll); err != nil {
+			return err
+		}
+	}
+	if err := pause(ctx, enterPause); err != nil {
+		return err
 	}
 	_, err := s.run(ctx, "send-keys", "-t", string(pane), "Enter")
 	return err
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
 }

@@ -473,12 +473,12 @@ const wakeLead = "Background tasks you started have ended while you were idle. R
 // runs, or nothing came in time. Claude runs it in the background in an
 // interactive or streaming-input session, so it also fires while the agent
 // works; the notification is consumed like any other, so whichever hook
-// takes it first tells it, once. Claude waits for its async hooks before a
-// headless run exits (measured: plain -p runs them synchronously), which
-// is why it waits only while tasks run: as Claude waits for its own
-// background commands in -p mode. One waiter per session: a new one stops
-// the one before (armed at an earlier end of turn, it would run out
-// sooner).
+// takes it first tells it, once. It waits only while tasks run: nothing
+// else can end with a notification for the session, and a waiter with
+// nothing to wait for would only hold a process (and an exiting headless
+// run, which ends its async hooks and waits for them to go). One waiter
+// per session: a new one stops the one before (armed at an earlier end of
+// turn, it would run out sooner).
 func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Options) (string, error) {
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	scopes := opts.Scopes
