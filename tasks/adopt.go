@@ -53,30 +53,13 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		// The hooks' record is from another shell (or server) than this pane's.
 		return nil, &NothingRunningError{Pane: opts.Pane}
 	}
-	fg, ok := foregroundGroup(opts.ShellPID)
-	if !ok {
-		fg = opts.ShellPID // the shell itself is running the line right now
-	}
-	shell, _ := readProcStat(opts.ShellPID)
 	id, err := s.reserveID()
 	if err != nil {
 		return nil, err
 	}
-	marker, err := newID()
+	r, err := adoptRecord(id, s.outputPath(id), opts, info)
 	if err != nil {
 		return nil, err
-	}
-	now := time.Now().UTC()
-	r := &record{
-		Task: Task{
-			ID: id, Kind: KindShell, Command: opts.Command, Cwd: info.Path, Scope: opts.Scope,
-			Status: StatusRunning, PID: fg, PaneID: string(opts.Pane), StartedAt: opts.StartedAt.UTC(),
-			OutputPath: s.outputPath(id), Background: true, OutputComplete: true,
-		},
-		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
-		TmuxServer: opts.Server, EndMarker: "qtask-end:" + id + ":" + marker,
-		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
-		StatusFormat: opts.StatusFormat,
 	}
 	s.countStart(id)
 	abandon := func(err error) (*Task, error) {
@@ -119,6 +102,34 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		return &r.Task, fmt.Errorf("task %s is in the background list, but its pane could not be moved: %w", id, err)
 	}
 	return &r.Task, nil
+}
+
+// adoptRecord is the record of task id for the command line the shell
+// opts.ShellPID runs in the pane info describes: the terminal's
+// foreground job is the command's group (or the shell itself, running the
+// line right now), and the shell stands in for the wrapper.
+func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (*record, error) {
+	fg, ok := foregroundGroup(opts.ShellPID)
+	if !ok {
+		fg = opts.ShellPID
+	}
+	shell, _ := readProcStat(opts.ShellPID)
+	marker, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	return &record{
+		Task: Task{
+			ID: id, Kind: KindShell, Command: opts.Command, Cwd: info.Path, Scope: opts.Scope,
+			Status: StatusRunning, PID: fg, PaneID: string(opts.Pane), StartedAt: opts.StartedAt.UTC(),
+			OutputPath: outputPath, Background: true, OutputComplete: true,
+		},
+		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
+		TmuxServer: opts.Server, EndMarker: "qtask-end:" + id + ":" + marker,
+		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
+		StatusFormat: opts.StatusFormat,
+	}, nil
 }
 
 // foregroundGroup returns the process group in the foreground of the
