@@ -10,8 +10,9 @@ import (
 // binaryInvalidWeight for each invalid UTF-8 byte and falls by one for each
 // byte of text, on reaching binaryScore. Binary data is not drawn; it ends
 // after binaryTextRun bytes of text (valid UTF-8 without control bytes that
-// text does not use), which are then drawn after a note that counts the
-// bytes left out. Valid UTF-8 without NUL is never taken for binary.
+// text does not use, its escape sequences whole), or at the end of the
+// stream, and that text is then drawn after a note that counts the bytes
+// left out. Valid UTF-8 without NUL is never taken for binary.
 const (
 	binaryInvalidWeight = 4
 	binaryScore         = 64
@@ -29,6 +30,74 @@ type binaryState struct {
 	skipped  int64  // bytes left out so far
 	cand     []byte // the current run of bytes that may be text again
 	candRune int    // where the unfinished rune of cand starts
+	candSeq  seqState
+}
+
+// seqState follows the escape sequences in a run of bytes that may be text
+// again. Text writes its sequences whole: a control byte inside one (ESC
+// then a newline, a control sequence cut by a carriage return) is the tail
+// of binary data, and drawn it would eat the real text after it: ESC CR LF
+// makes the next letter an escape's final byte, ESC P makes the rest of the
+// stream a device control string.
+type seqState uint8
+
+const (
+	seqNone      seqState = iota
+	seqEsc                // after ESC
+	seqEscInter           // after ESC and an intermediate byte
+	seqCSI                // in a control sequence's parameters
+	seqOSC                // in an OSC payload, which BEL or ST ends
+	seqString             // in a DCS, SOS, PM or APC payload, which ST ends
+	seqStringEsc          // after ESC in a string, where only ST may follow
+)
+
+// next moves st past b and reports whether b can be part of text.
+func (st *seqState) next(b byte) bool {
+	printable := b >= 0x20 && b < 0x7f
+	switch *st {
+	case seqNone:
+		if b == 0x1b {
+			*st = seqEsc
+		}
+		return true
+	case seqEsc, seqEscInter:
+		switch {
+		case !printable:
+			return false
+		case b < 0x30:
+			*st = seqEscInter
+		case *st == seqEsc && b == '[':
+			*st = seqCSI
+		case *st == seqEsc && b == ']':
+			*st = seqOSC
+		case *st == seqEsc && (b == 'P' || b == 'X' || b == '^' || b == '_'):
+			*st = seqString
+		default:
+			*st = seqNone
+		}
+	case seqCSI:
+		if !printable {
+			return false
+		}
+		if b >= 0x40 {
+			*st = seqNone
+		}
+	case seqOSC, seqString:
+		switch {
+		case b == 0x07 && *st == seqOSC:
+			*st = seqNone
+		case b == 0x1b:
+			*st = seqStringEsc
+		case b < 0x20 || b == 0x7f:
+			return false
+		}
+	case seqStringEsc:
+		if b != '\\' {
+			return false
+		}
+		*st = seqNone
+	}
+	return true
 }
 
 // countText lowers the score for n bytes of text.
@@ -67,7 +136,7 @@ func (s *Screen) binaryBytes(p []byte) []byte {
 		}
 		s.bin.skipped += int64(len(s.bin.cand))
 		s.bin.cand = s.bin.cand[:0]
-		s.bin.candRune = 0
+		s.bin.candRune, s.bin.candSeq = 0, seqNone
 	}
 	return nil
 }
@@ -76,7 +145,7 @@ func (s *Screen) binaryBytes(p []byte) []byte {
 // run is still text.
 func (s *Screen) candidate(b byte) bool {
 	s.bin.cand = append(s.bin.cand, b)
-	if b == 0 || b < 0x20 && textControls&(1<<b) == 0 {
+	if !s.bin.candSeq.next(b) || b < 0x20 && textControls&(1<<b) == 0 {
 		return false
 	}
 	if b < utf8.RuneSelf && s.bin.candRune == len(s.bin.cand)-1 {
