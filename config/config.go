@@ -79,6 +79,11 @@ type Config struct {
 	// agent mode opens. TOML key "agent_windows". Default
 	// AgentWindowsQtask; always AgentWindowsQtask or AgentWindowsCurrent.
 	AgentWindows string
+	// Wake is how `qtask agent install` sets an agent's hooks up to wake it
+	// when it sits idle, besides what the agent's own hooks can do: WakeTmux
+	// (type one line into its tmux pane; --wake tmux) or WakeNone. TOML key
+	// "wake". Default WakeNone. The --wake flag overrides it.
+	Wake string
 }
 
 // StatusPlaceholders are the counts a status_format can name.
@@ -101,6 +106,12 @@ const (
 	AgentWindowsQtask = "qtask"
 	// AgentWindowsCurrent opens them beside the caller, as for a person.
 	AgentWindowsCurrent = "current"
+)
+
+// The values Config.Wake can take.
+const (
+	WakeNone = "none"
+	WakeTmux = "tmux"
 )
 
 // Limits enforced on the config file.
@@ -127,6 +138,7 @@ func Default() Config {
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
 		AgentWindows:      AgentWindowsQtask,
+		Wake:              WakeNone,
 	}
 }
 
@@ -344,6 +356,13 @@ var settings = []setting{
 			return decodeChoice(&c.AgentWindows, v, AgentWindowsQtask, AgentWindowsCurrent)
 		},
 		encode: func(c Config) any { return c.AgentWindows },
+	},
+	{
+		name: "wake",
+		decode: func(c *Config, v any) string {
+			return decodeChoice(&c.Wake, v, WakeNone, WakeTmux)
+		},
+		encode: func(c Config) any { return c.Wake },
 	},
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows, wake"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -61,6 +61,7 @@ func TestDefault(t *testing.T) {
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
 		AgentWindows:      "qtask",
+		Wake:              "none",
 	}
 	if got != want {
 		t.Errorf("Default() = %+v, want %+v", got, want)
@@ -154,6 +155,8 @@ func TestLoadValid(t *testing.T) {
 		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
 		{"agent_windows current", `agent_windows = "current"`, func(c *Config) { c.AgentWindows = AgentWindowsCurrent }},
 		{"agent_windows qtask", `agent_windows = "qtask"`, func(*Config) {}},
+		{"wake tmux", `wake = "tmux"`, func(c *Config) { c.Wake = WakeTmux }},
+		{"wake none", `wake = "none"`, func(*Config) {}},
 		{"literal string", `shell = 'C:\bin\sh'`, func(c *Config) { c.Shell = `C:\bin\sh` }},
 		{"quoted key", `"shell" = "dash"`, func(c *Config) { c.Shell = "dash" }},
 		{"byte order mark", "\ufeffsession = \"bom\"", func(c *Config) { c.Session = "bom" }},
@@ -173,6 +176,7 @@ func TestLoadValid(t *testing.T) {
 			`keep_finished = 7`,
 			`status_format = "{running} running"`,
 			`agent_windows = "current"`,
+			`wake = "tmux"`,
 		}, "\n"), func(c *Config) {
 			*c = Config{
 				Shell:             "sh",
@@ -186,6 +190,7 @@ func TestLoadValid(t *testing.T) {
 				KeepFinished:      7,
 				StatusFormat:      "{running} running",
 				AgentWindows:      AgentWindowsCurrent,
+				Wake:              WakeTmux,
 			}
 		}},
 	}
@@ -330,6 +335,8 @@ func TestLoadErrors(t *testing.T) {
 			`key "agent_windows": "mine" is not one of qtask, current`},
 		{"agent_windows boolean", `agent_windows = true`, 1, 17, "agent_windows",
 			`key "agent_windows": want "qtask" or "current", got boolean true`},
+		{"wake unknown", `wake = "screen"`, 1, 8, "wake",
+			`key "wake": "screen" is not one of none, tmux`},
 
 		// Positions must survive values spanning lines and non-ASCII text.
 		{"after multi-line string", "shell = \"\"\"\nsession = 1\n\"\"\"\nstop_grace = 5\n", 4, 14, "stop_grace",
@@ -469,6 +476,7 @@ keep_full_screen = false
 keep_finished = 200
 status_format = "⏵{running} ✗{failed}"
 agent_windows = "qtask"
+wake = "none"
 `
 	if buf.String() != want {
 		t.Errorf("Encode wrote\n%s\nwant\n%s", buf.String(), want)
@@ -490,6 +498,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			OnTimeout:         OnTimeoutKill,
 			KeepPromotedPane:  true,
 			AgentWindows:      AgentWindowsCurrent,
+			Wake:              WakeTmux,
 		}},
 		{"odd durations", Config{
 			Shell:             "sh",
@@ -499,6 +508,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			ForegroundTimeout: 25*time.Hour + 90*time.Second + time.Nanosecond,
 			OnTimeout:         OnTimeoutBackground,
 			AgentWindows:      AgentWindowsQtask,
+			Wake:              WakeNone,
 		}},
 	}
 	for _, tt := range tests {

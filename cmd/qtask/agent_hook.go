@@ -10,6 +10,7 @@ import (
 
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
+	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -114,7 +115,7 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
 		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
 	}
-	if opts.Wake == wakeTmux && deps.Env.Tmux != "" {
+	if opts.Wake == config.WakeTmux && deps.Env.Tmux != "" {
 		hopts.Pane, hopts.Server = deps.Env.TmuxPane, tmux.NewSocketServer(deps.Env.TmuxSocketFromTMUX()).String()
 	}
 	if opts.Rewake > 0 {
@@ -134,13 +135,9 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	return err
 }
 
-// wakeTmux is the one way to wake an idle agent besides its hooks: type a
-// line into its tmux pane.
-const wakeTmux = "tmux"
-
 // checkWake checks a --wake value.
 func checkWake(v string) error {
-	if v != "" && v != wakeTmux {
+	if v != "" && v != config.WakeTmux {
 		return fmt.Errorf("--wake %q: the one way to wake an agent is \"tmux\"", v)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/install"
+	"github.com/qtask/qtask/config"
 )
 
 // InstallOptions are the parsed arguments of `qtask agent install` and
@@ -61,6 +62,15 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 			if err := checkWake(opts.Wake); err != nil {
 				return &UsageError{Err: err}
 			}
+			if opts.Wake == "" && !remove {
+				cfg, err := deps.Config()
+				if err != nil {
+					return err
+				}
+				if cfg.Wake == config.WakeTmux {
+					opts.Wake = config.WakeTmux
+				}
+			}
 			opts.Agent = a
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -77,7 +87,7 @@ kept in FILE.qtask-backup.`
 	} else {
 		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
-		cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": wake the agent when it sits idle by typing one line into its tmux pane (for qwen and gemini)`)
+		cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": wake the agent when it sits idle by typing one line into its tmux pane (for qwen and gemini; default: config "wake")`)
 	}
 	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
 	cmd.Flags().BoolVar(&opts.User, "user", false, "your user settings instead")

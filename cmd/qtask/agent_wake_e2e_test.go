@@ -224,3 +224,28 @@ func eventuallyWithin(t *testing.T, d time.Duration, what string, cond func() bo
 }
 
 func shellQuoteTest(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestConfigWakeTmuxInstallsTheWake: config `wake = "tmux"` makes `qtask
+// agent install` set the hooks up as --wake tmux does; the flag is not
+// needed, and without the key the hooks do not note the pane.
+func TestConfigWakeTmuxInstallsTheWake(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, c := range []struct {
+		config string
+		want   bool
+	}{{"", false}, {"wake = \"tmux\"\n", true}} {
+		h.writeConfig(c.config)
+		proj := t.TempDir()
+		if r := h.qtaskIn(proj, nil, "agent", "install", "qwen"); r.code != 0 {
+			t.Fatalf("install with config %q: exit %d %s", c.config, r.code, r.stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(proj, ".qwen", "settings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(data), "agent hook qwen --wake tmux"); (got > 0) != c.want {
+			t.Errorf("config %q: %d hooks with --wake tmux, want them %v:\n%s", c.config, got, c.want, data)
+		}
+	}
+}
