@@ -65,6 +65,8 @@ type captureSink struct {
 	// size, if set, reads the pane's size (0×0: unknown) before each
 	// read, so that output after a resize is drawn at the new size.
 	size func() (width, height int)
+	// display, if set, gets the raw bytes as they arrive (see Display).
+	display *displayOut
 }
 
 // openSink opens the task's output file for capturing a pane of the given
@@ -160,6 +162,7 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 				runtime.GOMAXPROCS(runtime.NumCPU())
 			}
 			k.lastRead = time.Now()
+			k.display.write(k.buf[:n])
 			k.write(k.buf[:n])
 			held = true
 		}
@@ -225,6 +228,7 @@ func (k *captureSink) note(text string) {
 // take is retried until drainUntil (blocked is told why meanwhile, nil at
 // the end); what is still waiting then is lost.
 func (k *captureSink) close(drainUntil time.Time, blocked func(error)) error {
+	k.display.close()
 	k.screen.Close() // the tail becomes final lines, written over it
 	if loss := k.spool.drain(drainUntil, blocked); loss != "" {
 		k.lose(loss)

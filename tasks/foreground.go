@@ -16,6 +16,9 @@ type AttendOptions struct {
 	KillOnTimeout bool          // else a timeout promotes the task to the background
 	StopGrace     time.Duration
 	Session       string // background session a promoted pane moves to
+	// Display, if set, is the task's raw stream (see Display): Out gets it
+	// instead of the output file's clean text.
+	Display *Display
 }
 
 // AttendResult is how a foreground wait ended.
@@ -51,6 +54,9 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 	}
 	fl := newFollower(r.OutputPath, 0)
 	defer fl.close()
+	if opts.Display != nil {
+		opts.Display.copyTo(opts.Out)
+	}
 	res := &AttendResult{}
 	for {
 		r, err := s.load(id)
@@ -58,11 +64,19 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 			return nil, err
 		}
 		r = s.reconcile(r)
-		// Once the caller stops waiting, it gets the screen as it is.
-		if err := fl.copyNew(opts.Out, !r.Running() || r.Background); err != nil {
-			return nil, err
+		done := !r.Running() || r.Background
+		if opts.Display != nil && done {
+			// The capture wrote every raw byte before it let the task end.
+			if err := opts.Display.stop(opts.Out); err != nil {
+				return nil, err
+			}
+		} else if opts.Display == nil {
+			// Once the caller stops waiting, it gets the screen as it is.
+			if err := fl.copyNew(opts.Out, done); err != nil {
+				return nil, err
+			}
 		}
-		if !r.Running() || r.Background {
+		if done {
 			res.Task, res.Promoted = &r.Task, r.Running()
 			return res, nil
 		}

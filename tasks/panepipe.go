@@ -78,8 +78,9 @@ func (g *captureGap) String() string {
 }
 
 // startCapture makes the task's FIFO, opens its output file and attaches the
-// pane's pipe, all before the command can print a byte.
-func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) {
+// pane's pipe, all before the command can print a byte. The pane's raw
+// bytes also go to display, if any.
+func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut) (*paneCapture, error) {
 	fifo := s.pipePath(r.ID)
 	os.Remove(fifo) // a leftover of a start that died; Remove never follows a symlink
 	if err := unix.Mkfifo(fifo, fileMode); err != nil {
@@ -89,8 +90,10 @@ func (s *Store) startCapture(r *record, opts ExecOptions) (*paneCapture, error) 
 	sink, err := openSink(r, width, height)
 	if err != nil {
 		os.Remove(fifo)
+		display.close()
 		return nil, err
 	}
+	sink.display = display
 	// Best effort: the settle records the losses in any case.
 	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
 	sink.size = func() (int, int) { return paneSize(opts.Out) }

@@ -52,6 +52,9 @@ type StartOptions struct {
 	StatusFormat   string        // the tmux status segment's format (config status_format)
 	// Monitor, when set, makes the task a monitor (see monitor.go).
 	Monitor *MonitorOptions
+	// Display is the FIFO of a foreground caller on a terminal, which
+	// shows the pane's raw bytes (see Display); empty: none.
+	Display string
 }
 
 // spec is what the wrapper needs and nobody else may see: the caller's
@@ -64,6 +67,7 @@ type spec struct {
 	Env       []string      `json:"env"`
 	StopGrace time.Duration `json:"stop_grace"`
 	Monitor   *monitorSpec  `json:"monitor,omitempty"`
+	Display   string        `json:"display,omitempty"`
 }
 
 // InputError is a well-formed request that cannot be carried out here (no
@@ -147,7 +151,7 @@ func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monit
 	if opts.Script != "" {
 		run = opts.Script
 	}
-	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace, Monitor: mon}
+	sp := spec{Command: run, Shell: shell, Cwd: opts.Cwd, Env: opts.Env, StopGrace: opts.StopGrace, Monitor: mon, Display: opts.Display}
 	data, err := json.Marshal(sp)
 	if err != nil {
 		return fmt.Errorf("encode task spec: %w", err)

@@ -37,6 +37,9 @@ type RunOptions struct {
 	// Ready, for a --bg run with --ready or --ready-port: return only once
 	// the task is ready, or say why it is not.
 	Ready *tasks.ReadyOptions
+	// display is set by startRun for a foreground run on a terminal: the
+	// pane's raw bytes, colours and all, stream here instead of clean text.
+	display *tasks.Display
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
@@ -192,8 +195,15 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 	if opts.Shell != "" {
 		start.Shell = opts.Shell
 	}
+	if out, ok := deps.IO.Out.(*os.File); ok && !opts.Background && !opts.Agent && isTTY(out) {
+		if opts.display, err = store.NewDisplay(); err != nil {
+			return cfg, nil, nil, err
+		}
+		start.Display = opts.display.Path()
+	}
 	t, err := store.Start(ctx, start)
 	if err != nil {
+		opts.display.Close()
 		return cfg, nil, nil, err
 	}
 	autoPrune(deps, store, cfg.KeepFinished)
@@ -213,7 +223,9 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		onTimeout = opts.OnTimeout
 	}
 	out := &lineTracker{w: deps.IO.Out, atLineStart: true}
+	defer opts.display.Close()
 	res, err := store.Attend(ctx, t.ID, tasks.AttendOptions{
+		Display:       opts.display,
 		Out:           out,
 		Timeout:       timeout,
 		KillOnTimeout: onTimeout == config.OnTimeoutKill,

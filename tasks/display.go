@@ -1,0 +1,217 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A foreground `qtask run` whose stdout is a terminal shows the pane's raw
+// bytes, colours and redrawn progress bars included, rather than the clean
+// text of the output file: the capture copies each chunk it reads from the
+// pane into a FIFO the caller made (its display) before rendering it.
+//
+// The capture never waits for the caller. It writes the display without
+// blocking, and only chunks that fit whole while leaving room for one line
+// of its own: a chunk that does not fit (the terminal is slow, or the
+// caller is stopped) is dropped from the display, and that line, written
+// where the first one was dropped, says so. The output file loses nothing.
+// Once the caller is gone (it ended, was promoted, or was killed) the write
+// fails with EPIPE and the capture closes its end for good.
+
+// displayPipeSize is the FIFO's capacity asked for (best effort): room for
+// a burst of output while the caller's terminal catches up.
+const displayPipeSize = 1 << 20
+
+// displaySkipped is the line a display shows where it skips output, for
+// task id; shorter than PIPE_BUF, so it is written whole or not at all.
+func displaySkipped(id string) []byte {
+	return []byte("\x1b[0m\r\n[qtask: output skipped here, this terminal was not keeping up; `qtask logs " + id + "` has all of it]\r\n")
+}
+
+// Display is the reading end of a foreground task's raw stream, held by
+// the `qtask run` that waits on the task.
+type Display struct {
+	path string
+	f    *os.File
+	done chan struct{}
+	err  error // of writing out, set by the copier before done
+}
+
+// NewDisplay makes a display FIFO in the state directory and opens it;
+// StartOptions.Display names it to the task. The caller holds it read and
+// write, so its reads wait for bytes instead of seeing an end before the
+// capture opens its end.
+func (s *Store) NewDisplay() (*Display, error) {
+	name, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.tasksDir(), "display-"+name+".fifo")
+	if err := unix.Mkfifo(path, fileMode); err != nil {
+		return nil, fmt.Errorf("create display pipe: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("open display pipe: %w", err)
+	}
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, displayPipeSize) })
+	}
+	return &Display{path: path, f: f}, nil
+}
+
+// Path is the display's FIFO, for StartOptions.Display.
+func (d *Display) Path() string { return d.path }
+
+// Close closes the caller's end and removes the FIFO if the task has not.
+// A nil Display is none: nothing to close.
+func (d *Display) Close() error {
+	if d == nil {
+		return nil
+	}
+	os.Remove(d.path)
+	return d.f.Close()
+}
+
+// copyTo copies the raw stream to out until stop.
+func (d *Display) copyTo(out io.Writer) {
+	d.done = make(chan struct{})
+	go func() {
+		defer close(d.done)
+		buf := make([]byte, captureChunk)
+		for {
+			n, err := d.f.Read(buf)
+			if n > 0 {
+				if _, werr := out.Write(buf[:n]); werr != nil {
+					d.err = werr
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the copy and writes out what is left in the FIFO: everything
+// the capture passed on before the caller looked at the task's record.
+func (d *Display) stop(out io.Writer) error {
+	d.f.SetReadDeadline(time.Now())
+	<-d.done
+	if d.err != nil {
+		return d.err
+	}
+	d.f.SetReadDeadline(time.Time{})
+	rc, err := d.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, captureChunk)
+	var werr error
+	rc.Read(func(fd uintptr) bool {
+		for werr == nil {
+			n, _ := unix.Read(int(fd), buf)
+			if n <= 0 {
+				break
+			}
+			_, werr = out.Write(buf[:n])
+		}
+		return true
+	})
+	return werr
+}
+
+// displayOut is the capture's end of a display: a non-blocking file
+// descriptor, -1 once closed.
+type displayOut struct {
+	fd      int
+	size    int    // the FIFO's capacity
+	note    []byte // displaySkipped
+	skipped bool   // the last chunk was dropped, and the note written
+}
+
+// openDisplayOut opens the display FIFO at path for writing, without
+// waiting, and removes its name: nothing else opens it. It returns nil if
+// there is no display, its caller is already gone (ENXIO), or path is not
+// one of the state directory's display FIFOs.
+func (s *Store) openDisplayOut(path, id string) *displayOut {
+	if path == "" || filepath.Dir(path) != s.tasksDir() {
+		return nil
+	}
+	defer os.Remove(path)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var st unix.Stat_t
+	size, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0)
+	if err != nil || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		unix.Close(fd)
+		return nil
+	}
+	return &displayOut{fd: fd, size: size, note: displaySkipped(id)}
+}
+
+// write passes p on to the caller if it fits, else drops it and says so.
+func (d *displayOut) write(p []byte) {
+	if d == nil || d.fd < 0 {
+		return
+	}
+	if d.fits(len(p)) && d.put(p) {
+		d.skipped = false
+		return
+	}
+	if !d.skipped {
+		d.skipped = true
+		d.put(d.note) // fits: room for it was left
+	}
+}
+
+// fits reports whether n more bytes may go into the FIFO, leaving room for
+// the note. A pipe holds pages, not bytes: a write that does not fit the
+// last page's free space starts a new one, so a page may be little more
+// than half full (each two pages hold more than one page's bytes), and the
+// partly read page at the head and the last page cost one each.
+func (d *displayOut) fits(n int) bool {
+	queued, err := unix.IoctlGetInt(d.fd, unix.TIOCINQ) // FIONREAD
+	if err != nil || queued == 0 {
+		return true // an empty pipe takes a chunk whole
+	}
+	page := os.Getpagesize()
+	return 2*(queued+n)+4*page <= d.size
+}
+
+// put writes p, reporting false if any of it did not fit or the caller is
+// gone.
+func (d *displayOut) put(p []byte) bool {
+	for len(p) > 0 && d.fd >= 0 {
+		n, err := unix.Write(d.fd, p)
+		switch {
+		case n > 0:
+			p = p[n:]
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.EAGAIN):
+			return false
+		default:
+			// EPIPE: the caller has stopped reading for good.
+			d.close()
+		}
+	}
+	return len(p) == 0
+}
+
+func (d *displayOut) close() {
+	if d != nil && d.fd >= 0 {
+		unix.Close(d.fd)
+		d.fd = -1
+	}
+}
