@@ -75,6 +75,7 @@ type Screen struct {
 	carry  []byte // start of a rune split across Writes
 	alt    *altScreen
 	spare  []*row // the last alternate screen's rows, to be used again
+	params [plainParams]ansi.Param
 	bin    binaryState
 	widths widthCache
 	// scrolled counts rows gone off the top, so that scrolled+row names a
@@ -302,11 +303,68 @@ func (s *Screen) step(p []byte) []byte {
 	case b == 0:
 		s.enterBinary(1)
 	case b == 0x7f:
-	default:
+	case b == 0x1b:
 		s.countText(1)
+		if n := s.plainCSI(p); n > 0 {
+			return p[n:]
+		}
 		s.p.Advance(b)
+	default:
+		// A C0 control outside a sequence: what the parser would do, without
+		// it (a \r bar is one control a frame).
+		s.countText(1)
+		y := s.cy
+		s.execute(b)
+		s.movedUp(y)
 	}
 	return p[1:]
+}
+
+// Limits of plainCSI, within which it parses exactly as the parser does.
+const (
+	plainParams = 8
+	plainDigits = 5
+)
+
+// plainCSI handles a whole control sequence at the start of p without the
+// parser, if it is a plain one — ESC [, numbers separated by ';', a final
+// byte, all in p — and returns its length; else 0, and the parser takes it.
+// Progress bars are mostly these (EL, CUU, SGR), one or two a frame.
+func (s *Screen) plainCSI(p []byte) int {
+	if len(p) < 3 || p[1] != '[' {
+		return 0
+	}
+	params := s.params[:0]
+	cur, digits := parser.MissingParam, 0
+	for i := 2; i < len(p); i++ {
+		switch b := p[i]; {
+		case b >= '0' && b <= '9':
+			if digits++; digits > plainDigits {
+				return 0
+			}
+			if cur == parser.MissingParam {
+				cur = 0
+			}
+			cur = cur*10 + int(b-'0')
+		case b == ';':
+			if len(params) == plainParams-1 {
+				return 0
+			}
+			params = append(params, ansi.Param(cur))
+			cur, digits = parser.MissingParam, 0
+		case b >= 0x40 && b <= 0x7e:
+			if len(params) > 0 || cur != parser.MissingParam {
+				params = append(params, ansi.Param(cur))
+			}
+			y := s.cy
+			s.csi(ansi.Cmd(b), params)
+			s.movedUp(y)
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // sequence feeds p to the parser while it is inside an escape sequence.
