@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -180,19 +182,23 @@ func TestTimeoutKillLeavesNothing(t *testing.T) {
 }
 
 func TestLongRunningHint(t *testing.T) {
+	t.Parallel()
+	// No timing is asserted: --timeout 0 (never) sets the bar at 1s, which
+	// a sleep 1.1 always reaches however loaded the machine, and an hour's
+	// timeout puts it at 30 minutes, which it never does.
 	h := newHarness(t)
-	r := h.qtask("run", "--timeout", "2s", "--", "sleep 1.1")
-	if r.code != 0 || !strings.Contains(r.stderr, "ran for 1s") || !strings.Contains(r.stderr, "qtask run --bg") {
+	r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1")
+	if r.code != 0 || !regexp.MustCompile(`ran for [0-9]+s`).MatchString(r.stderr) || !strings.Contains(r.stderr, "qtask run --bg") {
 		t.Fatalf("a run of >= max(1s, timeout/2) should get the hint: exit %d stderr %q", r.code, r.stderr)
 	}
-	if r := h.qtask("run", "--timeout", "10s", "--", "sleep 1.1"); strings.Contains(r.stderr, "ran for") {
+	if r := h.qtask("run", "--timeout", "1h", "--", "sleep 1.1"); strings.Contains(r.stderr, "ran for") {
 		t.Fatalf("no hint below timeout/2: %q", r.stderr)
 	}
 	if r := h.qtask("run", "--", "true"); strings.Contains(r.stderr, "ran for") {
 		t.Fatalf("no hint for a quick command: %q", r.stderr)
 	}
-	if r := h.qtask("run", "--timeout", "2s", "--", "sleep 1.1; kill -9 $$"); strings.Contains(r.stderr, "ran for") {
-		t.Fatalf("no hint after a signal death: %q", r.stderr)
+	if r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1; kill -9 $$"); r.code != 137 || strings.Contains(r.stderr, "ran for") {
+		t.Fatalf("no hint after a signal death: exit %d %q", r.code, r.stderr)
 	}
 	if r := h.qtask("run", "--bg", "--", "sleep 1.1"); strings.Contains(r.stderr+r.stdout, "ran for") {
 		t.Fatalf("no hint on a background run: %q", r.stderr)
@@ -217,8 +223,15 @@ func TestInterruptStopsForegroundTask(t *testing.T) {
 }
 
 func TestCallerKilledTaskCarriesOn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
-	fg := h.runForeground(nil, "--", "echo ready; sleep 1; echo finished")
+	// The task waits on a FIFO, not a clock: it runs until the test has
+	// looked at it, however slow the machine.
+	gate := filepath.Join(h.root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fg := h.runForeground(nil, "--", "echo ready; cat "+gate+" >/dev/null; echo finished")
 	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
 	task := h.lastTask()
 	fg.cmd.Process.Kill()
@@ -226,6 +239,9 @@ func TestCallerKilledTaskCarriesOn(t *testing.T) {
 	st := h.status(task.ID)
 	if !st.Running() || !st.Background {
 		t.Fatalf("after its caller was SIGKILLed the task should run on as a background task: %+v", st)
+	}
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "finished\n") {
 		t.Fatalf("orphaned foreground task: %s, output %q", end.Status, h.output(task.ID))

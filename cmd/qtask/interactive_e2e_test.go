@@ -235,10 +235,19 @@ func TestInteractivePromoteKeepsPaneWhenConfigured(t *testing.T) {
 	h := newHarness(t)
 	h.writeConfig("keep_promoted_pane = true\n")
 	pane := h.shellPane(interactiveShells[0])
-	h.typeLine(pane, "sleep 1; echo kept")
+	// The command waits on a FIFO, not a clock, so the promote always
+	// finds it running, however slow the machine.
+	gate := filepath.Join(h.root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.typeLine(pane, "cat "+gate+" >/dev/null; echo kept")
 	eventually(t, "the hook to record the command", func() bool {
 		return h.qtask("promote", "--pane", pane).code == 0
 	})
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	task := h.wait(h.lastTask().ID)
 	if task.Status != tasks.StatusCompleted || h.output(task.ID) != "kept\n" {
 		t.Fatalf("adopted task: %s, output %q", task.Status, h.output(task.ID))
