@@ -137,13 +137,18 @@ type displayOut struct {
 	size    int    // the FIFO's capacity
 	note    []byte // displaySkipped
 	skipped bool   // the last chunk was dropped, and the note written
+	// The end marker the wrapper prints into the pane is qtask's own: it
+	// is kept off the caller's terminal. held is the start of what may be
+	// the marker, shown once it turns out not to be.
+	marker    markerScan
+	held, buf []byte
 }
 
 // openDisplayOut opens the display FIFO at path for writing, without
 // waiting, and removes its name: nothing else opens it. It returns nil if
 // there is no display, its caller is already gone (ENXIO), or path is not
 // one of the state directory's display FIFOs.
-func (s *Store) openDisplayOut(path, id string) *displayOut {
+func (s *Store) openDisplayOut(path string, r *record) *displayOut {
 	if path == "" || filepath.Dir(path) != s.tasksDir() {
 		return nil
 	}
@@ -158,12 +163,40 @@ func (s *Store) openDisplayOut(path, id string) *displayOut {
 		unix.Close(fd)
 		return nil
 	}
-	return &displayOut{fd: fd, size: size, note: displaySkipped(id)}
+	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), marker: newMarkerScan(r.EndMarker)}
 }
 
-// write passes p on to the caller if it fits, else drops it and says so.
+// write passes the raw bytes p on to the caller, without the end marker.
 func (d *displayOut) write(p []byte) {
 	if d == nil || d.fd < 0 {
+		return
+	}
+	out := append(d.buf[:0], d.held...)
+	for len(p) > 0 {
+		n, found := d.marker.scan(p)
+		out = append(out, p[:n]...)
+		if found {
+			// out ends with the marker: ESC ] pattern, then BEL or ESC \.
+			end := len(d.marker.pat) + 1
+			if p[n-1] == '\\' {
+				end++
+			}
+			out = out[:max(0, len(out)-end)]
+		}
+		p = p[n:]
+	}
+	keep := 0
+	if !d.marker.done {
+		keep = d.marker.i
+	}
+	d.held = append(d.held[:0], out[len(out)-keep:]...)
+	d.buf = out
+	d.send(out[:len(out)-keep])
+}
+
+// send passes p on to the caller if it fits, else drops it and says so.
+func (d *displayOut) send(p []byte) {
+	if len(p) == 0 {
 		return
 	}
 	if d.fits(len(p)) && d.put(p) {

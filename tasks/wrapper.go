@@ -57,7 +57,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		return 1
 	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, opts.ID))
+	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r))
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})

@@ -96,6 +96,9 @@ func TestForegroundOnTerminalGetsRawBytes(t *testing.T) {
 	if !strings.Contains(shown, "p 10%\rp 50%\rp 99%") {
 		t.Errorf("the progress bar was not redrawn in place (\\r between frames): %q", shown)
 	}
+	if strings.Contains(shown, "qtask-end:") {
+		t.Errorf("qtask's end marker reached the terminal: %q", shown)
+	}
 	task := h.lastTask()
 	if out := h.output(task.ID); out != "red\np 99%\n" {
 		t.Errorf("output file of a run on a terminal = %q, want the clean text", out)
