@@ -13,7 +13,9 @@
 //
 // Escape sequences are parsed by github.com/charmbracelet/x/ansi's parser;
 // the screen model is ours. Printable text, the bulk of any stream, takes a
-// fast path that never reaches the parser.
+// fast path that never reaches the parser, and so do C0 controls and plain
+// control sequences (plainCSI), a progress bar's few bytes a frame. Resize
+// follows the pane's size as tmux does (resize.go).
 package render
 
 import (
