@@ -35,6 +35,11 @@ func displaySkipped(id string) []byte {
 	return []byte("\x1b[0m\r\n[qtask: output skipped here, this terminal was not keeping up; `qtask logs " + id + "` has all of it]\r\n")
 }
 
+// displayRestore undoes what a command cut off mid-way (by a promote or a
+// timeout) may have left set on the caller's terminal: a colour, a hidden
+// cursor.
+const displayRestore = "\x1b[0m\x1b[?25h"
+
 // Display is the reading end of a foreground task's raw stream, held by
 // the `qtask run` that waits on the task.
 type Display struct {
@@ -104,7 +109,8 @@ func (d *Display) copyTo(out io.Writer) {
 
 // stop ends the copy and writes out what is left in the FIFO: everything
 // the capture passed on before the caller looked at the task's record.
-func (d *Display) stop(out io.Writer) error {
+// cut says the command runs on: the terminal's settings are restored.
+func (d *Display) stop(out io.Writer, cut bool) error {
 	d.f.SetReadDeadline(time.Now())
 	<-d.done
 	if d.err != nil {
@@ -127,6 +133,9 @@ func (d *Display) stop(out io.Writer) error {
 		}
 		return true
 	})
+	if werr == nil && cut {
+		_, werr = io.WriteString(out, displayRestore)
+	}
 	return werr
 }
 

@@ -67,7 +67,7 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 		done := !r.Running() || r.Background
 		if opts.Display != nil && done {
 			// The capture wrote every raw byte before it let the task end.
-			if err := opts.Display.stop(opts.Out); err != nil {
+			if err := opts.Display.stop(opts.Out, r.Running()); err != nil {
 				return nil, err
 			}
 		} else if opts.Display == nil {

@@ -165,7 +165,8 @@ func TestForegroundTerminalCallerLeavesTaskUntouched(t *testing.T) {
 			h := newHarness(t)
 			gate := h.fifoGate()
 			const lines = 300000
-			fg := h.runOnTTY("--", fmt.Sprintf("printf '\\033[32mready\\033[0m\\n'; read x < %s; seq 1 %d", gate, lines))
+			// Cut off while its cursor is hidden and its colour set.
+			fg := h.runOnTTY("--", fmt.Sprintf("printf '\\033[?25l\\033[32mready\\n'; read x < %s; seq 1 %d", gate, lines))
 			eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "\x1b[32mready") })
 			task := h.lastTask()
 			if leave == "promote" {
@@ -173,8 +174,12 @@ func TestForegroundTerminalCallerLeavesTaskUntouched(t *testing.T) {
 				if code := fg.wait(t); code != exitPromoted {
 					t.Fatalf("promoted caller exited %d, want %d; stderr: %s", code, exitPromoted, fg.stderr.String())
 				}
-				if shown := fg.stdout.String(); !strings.Contains(shown, "promoted to background as "+task.ID) {
+				shown := fg.stdout.String()
+				if !strings.Contains(shown, "promoted to background as "+task.ID) {
 					t.Errorf("promoted caller showed %q", shown)
+				}
+				if i, j := strings.Index(shown, "\x1b[0m\x1b[?25h"), strings.Index(shown, "promoted to"); i < 0 || i > j {
+					t.Errorf("promoted caller did not restore the terminal's colour and cursor before its message: %q", shown)
 				}
 			} else {
 				fg.cmd.Process.Kill()
