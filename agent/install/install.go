@@ -88,7 +88,8 @@ func shellQuote(s string) string {
 
 // Add returns settings with the agent's qtask hooks merged in: one entry
 // per event, running command (with --hold for the end of turn when hold is
-// set). Entries of qtask's for the agent that differ (an older binary path,
+// set; without a hold, Claude's end of turn also gets the asyncRewake
+// waiter). Entries of qtask's for the agent that differ (an older binary path,
 // another hold) are replaced; everything else is left as it was.
 func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]byte, error) {
 	root, hooksObj, err := parseSettings(settings, true)
@@ -110,7 +111,12 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 	}
 	for _, ev := range a.Events() {
 		want := []*object{entry(a, ev, command, hold, marked)}
-		if a.AsyncRewake && ev == a.StopEvent() {
+		// The waiter is for sessions that outlive their turn; a hold is
+		// for headless runs, whose end-of-turn hook does the waiting. Both
+		// at once would race for the same notification at every end of
+		// turn, and a headless run ends the waiter with it: whatever the
+		// waiter took would be told to no one.
+		if a.AsyncRewake && ev == a.StopEvent() && hold == 0 {
 			want = append(want, rewakeEntry(command))
 		}
 		merged, err := merge(hooksObj, a, ev, "", want...)

@@ -239,3 +239,33 @@ func hasEmptyHooks(root *object, a hooks.Agent) bool {
 	}
 	return false
 }
+
+// stopCommands are the commands of qtask's entries on Claude's Stop.
+func stopCommands(t *testing.T, settings string) []string {
+	t.Helper()
+	var cmds []string
+	for _, g := range decodeHooks(t, settings)["Stop"] {
+		for _, e := range g.Hooks {
+			cmds = append(cmds, e.Command)
+		}
+	}
+	return cmds
+}
+
+// Claude's asyncRewake waiter is armed only without a hold: with one, the
+// two Stop hooks raced for the notification the held turn was waiting for
+// (TestRealAgentsHearTheirTasksEnd/claude lost it about one run in four).
+// Re-installing with or without a hold swaps the entries over.
+func TestRewakeOnlyWithoutHold(t *testing.T) {
+	plain := mustAdd(t, hooks.Claude, "", cmdClaude, 0)
+	if got := stopCommands(t, plain); len(got) != 2 || got[1] != cmdClaude+" --rewake 59m0s" {
+		t.Fatalf("Stop without a hold: %q; want the hook and the rewake waiter", got)
+	}
+	held := mustAdd(t, hooks.Claude, plain, cmdClaude, time.Minute)
+	if got := stopCommands(t, held); len(got) != 1 || got[0] != cmdClaude+" --hold 1m0s" {
+		t.Fatalf("Stop with a hold: %q; want the held hook alone", got)
+	}
+	if back := mustAdd(t, hooks.Claude, held, cmdClaude, 0); back != plain {
+		t.Errorf("re-installing without the hold:\n%s", Diff("settings.json", []byte(plain), []byte(back)))
+	}
+}
