@@ -3,8 +3,10 @@ package tasks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -300,12 +302,24 @@ func (c *paneCapture) restart(writers []int) {
 }
 
 // halt ends the copier and waits for it. A copier waiting for a writer to
-// open the FIFO is released by opening it for writing ourselves.
+// open the FIFO is released by opening it for writing ourselves. If the
+// FIFO's name is gone (its state directory was deleted), nothing can open
+// it any more: a copier still waiting on it is left waiting, once
+// captureClosedWait has given one reading a live cat time to end, rather
+// than keeping the wrapper alive for ever.
 func (c *paneCapture) halt() {
 	c.stopOnce.Do(func() { close(c.stop) })
+	var gone time.Time
 	for {
-		if w, err := os.OpenFile(c.fifo, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0); err == nil {
+		w, err := os.OpenFile(c.fifo, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+		switch {
+		case err == nil:
 			w.Close()
+		case !errors.Is(err, fs.ErrNotExist):
+		case gone.IsZero():
+			gone = time.Now()
+		case time.Since(gone) >= captureClosedWait:
+			return
 		}
 		select {
 		case <-c.done:
