@@ -239,11 +239,22 @@ func (r *record) commandEnded(procs procTable) bool {
 
 // contains reports whether the caller runs inside the task: in the group a
 // stop would signal, or in the task's session (a shell inside the task).
+// A task still starting has neither on record yet (its wrapper writes them
+// once the command runs), but its wrapper, the pane's session leader, is on
+// record from the first write: a caller in the wrapper's session is the
+// command just started, or one of its children.
 // (Ids 0 say nothing: a process whose group or session leader lives outside
 // its pid namespace sees 0.)
 func (r *record) contains(procs procTable, me caller) bool {
 	g := r.targetGroup(procs)
-	return g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session
+	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session {
+		return true
+	}
+	if r.Session != 0 || r.WrapperPID <= 1 || me.session <= 1 {
+		return false
+	}
+	st, err := procs.stat(r.WrapperPID)
+	return err == nil && st.startTime == r.WrapperStart && st.state != 'Z' && st.session == me.session
 }
 
 // alreadyEnded waits for the settle of a task a stop found ended (its
