@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capped"
 )
 
 // notices reads the harness's inbox (scope "default") until done holds for
@@ -319,7 +320,24 @@ func TestMonitorExistingTask(t *testing.T) {
 	h := newHarness(t)
 	goOn, finish := filepath.Join(h.root, "go"), filepath.Join(h.root, "finish")
 	src := h.start("echo ERROR before; " + awaitFile(goOn) + "; echo ERROR one; echo fine; echo ERROR two; " + awaitFile(finish))
-	eventually(t, "the task's first line", func() bool { return strings.Contains(h.output(src.ID), "ERROR before") })
+	// A monitor of a task starts after the task's settled lines (a line
+	// on the live screen may still be redrawn): wait until the first line
+	// is settled, not merely in the file's tail, or it is rightly an event.
+	eventually(t, "the task's first line to settle", func() bool {
+		f, err := capped.OpenRead(src.OutputPath)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return false
+		}
+		_, settled := capped.FinalEnds(f, fi.Size())
+		head := make([]byte, settled)
+		n, _ := f.ReadAt(head, 0)
+		return strings.Contains(string(head[:n]), "ERROR before")
+	})
 	m := h.startMonitor(src.ID, "--match", "ERROR")
 	touch(t, goOn)
 	events := h.notices("two events", func(l []inboxEntry) bool { return len(l) >= 2 })
