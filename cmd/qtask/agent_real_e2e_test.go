@@ -37,14 +37,7 @@ func TestRealAgentsHearTheirTasksEnd(t *testing.T) {
 func testAgentHearsTasks(t *testing.T, agent agenttest.Agent) {
 	agenttest.Require(t, agent)
 	h := newHarness(t)
-	h.writeConfig("shell = \"sh\"\n")
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", agent.Name, "--hold", "60s"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
+	proj := h.installedProject(agent.Name, "--hold", "60s")
 	fifoA, fifoB := filepath.Join(proj, "gate-a"), filepath.Join(proj, "gate-b")
 	for _, f := range []string{fifoA, fifoB} {
 		if err := syscall.Mkfifo(f, 0o600); err != nil {
@@ -70,8 +63,7 @@ func testAgentHearsTasks(t *testing.T, agent agenttest.Agent) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	scope := "agent-" + agent.Name
-	env := []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	env := h.agentEnv("QTASK_SCOPE=" + scope)
 	run := &agenttest.Run{Agent: agent, Prompt: "run the two tasks", Model: mock.URL(), Dir: proj, Env: env}
 	if agent == agenttest.Claude {
 		run.Args = []string{"--allowedTools", "Bash"}
@@ -164,4 +156,27 @@ func lastBytes(b []byte, n int) string {
 		return string(b[len(b)-n:])
 	}
 	return string(b)
+}
+
+// installedProject makes the agent's project directory, with sh as qtask's
+// shell, and runs `qtask agent install` there with args.
+func (h *harness) installedProject(args ...string) string {
+	h.t.Helper()
+	h.writeConfig("shell = \"sh\"\n")
+	proj := filepath.Join(h.root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, append([]string{"agent", "install"}, args...)...); r.code != 0 {
+		h.t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
+	}
+	return proj
+}
+
+// agentEnv is the environment of an agent run on the harness: qtask's
+// state, config and tmux server, the qtask under test first on PATH, then
+// extra.
+func (h *harness) agentEnv(extra ...string) []string {
+	return append(extra, "QTASK_STATE_DIR="+h.state, "QTASK_CONFIG="+h.config,
+		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 }

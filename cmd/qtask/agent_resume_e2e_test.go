@@ -81,8 +81,7 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, 
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	env := []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	env := h.agentEnv()
 	run := func(prompt string, args ...string) {
 		t.Helper()
 		r := &agenttest.Run{Agent: agent, Prompt: prompt, Model: mock.URL(), Dir: proj, Home: home, Env: env, Args: args}

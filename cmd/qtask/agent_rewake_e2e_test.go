@@ -28,14 +28,7 @@ func TestClaudeRewakesWhenIdle(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
-	h.writeConfig("shell = \"sh\"\n")
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", "claude"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
+	proj := h.installedProject("claude")
 	gate := filepath.Join(proj, "gate")
 	if err := syscall.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
@@ -53,8 +46,7 @@ func TestClaudeRewakesWhenIdle(t *testing.T) {
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env := []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	env := h.agentEnv()
 	run := &agenttest.Run{Agent: agenttest.Claude, Model: mock.URL(), Dir: proj, Env: env,
 		Args: []string{"--input-format", "stream-json", "--allowedTools", "Bash"}}
 	cmd := agenttest.Command(ctx, t, run)

@@ -204,8 +204,7 @@ func newAgentProject(t *testing.T, h *harness, agent, scope string) *agentProjec
 	if err := syscall.Mkfifo(p.gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.env = []string{"QTASK_SCOPE=" + scope, "QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	p.env = h.agentEnv("QTASK_SCOPE=" + scope)
 	return p
 }
 

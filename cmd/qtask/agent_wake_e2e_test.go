@@ -122,14 +122,7 @@ func TestWakeTmuxWakesAnIdleGemini(t *testing.T) {
 func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
 	agenttest.Require(t, a)
 	h := newHarness(t)
-	h.writeConfig("shell = \"sh\"\n")
-	proj := filepath.Join(h.root, "proj")
-	if err := os.MkdirAll(proj, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.qtaskIn(proj, nil, "agent", "install", a.Name, "--wake", "tmux"); r.code != 0 {
-		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
-	}
+	proj := h.installedProject(a.Name, "--wake", "tmux")
 	gate := filepath.Join(proj, "gate")
 	if err := syscall.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
@@ -147,8 +140,7 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	env := []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config,
-		"QTASK_TMUX_SOCKET=" + h.socket, "PATH=" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
+	env := h.agentEnv()
 	// The isolated run's environment and binary, as a TUI: no prompt, no
 	// headless output, a real terminal.
 	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: a, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "agent-home"), Env: env})
