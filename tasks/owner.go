@@ -163,7 +163,7 @@ func groupMembers(procs procTable, match func(procStat) bool) ([]member, error) 
 // signalOwned sends sigs, in order, to process group pgid once it is
 // proved to be task r's; otherwise it sends nothing and says why.
 func signalOwned(procs processes, r *record, pgid int, sigs ...syscall.Signal) error {
-	if err := proveGroup(procs, self(), r, pgid); err != nil {
+	if err := proveGroup(procs, procs.self(), r, pgid); err != nil {
 		return err
 	}
 	for _, sig := range sigs {

@@ -33,16 +33,22 @@ func (s *Store) panes(server tmux.Server) Panes {
 }
 
 // processes is what tasks asks of the OS about a task's processes: the
-// process table the ownership proof reads (procTable) and signals to a
+// process table the ownership proof reads (procTable), who is asking
+// (whose own group and session are never a target), and signals to a
 // process group. The real one is osProcesses; tests pass a fake
-// (Store.procsFake) so that Stop is tested without signalling anything.
+// (Store.procsFake) so that Stop is tested without signalling anything,
+// and without depending on where the test runs: in a pid namespace whose
+// session leader is outside (as in CI), getsid(2) answers 0.
 type processes interface {
 	procTable
+	self() caller
 	signalGroup(pgid int, sig syscall.Signal)
 }
 
-// osProcesses is the machine: /proc and kill(2).
+// osProcesses is the machine: /proc, this process and kill(2).
 type osProcesses struct{ procfs }
+
+func (osProcesses) self() caller { return self() }
 
 func (osProcesses) signalGroup(pgid int, sig syscall.Signal) { syscall.Kill(-pgid, sig) }
 

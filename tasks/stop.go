@@ -119,7 +119,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		// the foreground now, starting as Ctrl+C would.
 		opts.Signal = syscall.SIGINT
 	}
-	if r.Running() && r.contains(s.procs(), self()) {
+	if procs := s.procs(); r.Running() && r.contains(procs, procs.self()) {
 		return nil, &InsideTaskError{ID: r.ID}
 	}
 	ended := func(r *record) bool { return !r.Running() }

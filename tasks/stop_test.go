@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A stop of everything skips what is not running, lost tasks included
@@ -43,14 +41,15 @@ func TestStopAllStopsOnlyRunningTasksAndWarnsOfDamage(t *testing.T) {
 }
 
 // TestStopRefuses covers the stops that end before any signal: nothing
-// to stop (unknown, ended, lost) and a caller inside the task. No record
-// names a process group, so nothing could be signalled even by mistake.
+// to stop (unknown, ended, lost) and a caller inside the task. The machine
+// is a fake (the caller in session 4200, group 4201; the wrapper, this
+// test process so that it is alive, in that session), so the test means
+// the same wherever it runs, and nothing may be signalled.
 func TestStopRefuses(t *testing.T) {
-	sid, err := unix.Getsid(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	me := os.Getpid()
+	const callerSession, callerGroup = 4200, 4201
+	wrapper := os.Getpid()
+	wrapperStart := processStart(wrapper)
+	table := fakeProcs{wrapper: *proc(wrapper, callerSession, wrapperStart, "")}
 	for _, tc := range []struct {
 		name    string
 		shape   func(t *testing.T, s *Store, r *record) // nil: no task at all
@@ -68,17 +67,17 @@ func TestStopRefuses(t *testing.T) {
 			}
 		}, new(*NotRunningError), "lost: the task's wrapper never started"},
 		{"the caller's own task", func(t *testing.T, s *Store, r *record) {
-			r.WrapperPID, r.WrapperStart, r.Session = me, processStart(me), sid
+			r.WrapperPID, r.WrapperStart, r.Session = wrapper, wrapperStart, callerSession
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
 		}, new(*InsideTaskError), "stopping it would stop this command too"},
 		// `qtask stop $QTASK_TASK_ID` run by a command so quick that its
 		// wrapper has not yet written its group and session: the wrapper's
-		// session (the test's own here) says it. It was settled as lost for
-		// naming the caller's own group (seen in CI).
+		// session says it. It was settled as lost for naming the caller's
+		// own group (seen in CI).
 		{"the caller's own task, still starting", func(t *testing.T, s *Store, r *record) {
-			r.WrapperPID, r.WrapperStart = sid, processStart(sid)
+			r.WrapperPID, r.WrapperStart = wrapper, wrapperStart
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
@@ -86,6 +85,8 @@ func TestStopRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t)
+			procs := &signalLog{fakeProcs: table, me: caller{pgrp: callerGroup, session: callerSession}}
+			s.procsFake = procs
 			id := "5707a001"
 			if tc.shape != nil {
 				r := saveRunning(t, s, id, time.Now().UTC())
@@ -98,19 +99,26 @@ func TestStopRefuses(t *testing.T) {
 			if r, err := s.load(id); err == nil && r.StopRequestedAt != nil {
 				t.Errorf("a refused stop was recorded as requested")
 			}
+			if sent := procs.signals(); len(sent) != 0 {
+				t.Errorf("a refused stop sent %v", sent)
+			}
 		})
 	}
 }
 
 // signalLog is a fake machine for Stop: the process table of fakeProcs,
-// signals recorded instead of sent, and onSignal standing in for the
-// wrapper (it runs outside the stop's lock, as the real wrapper does).
+// me as the caller, signals recorded instead of sent, and onSignal
+// standing in for the wrapper (it runs outside the stop's lock, as the
+// real wrapper does).
 type signalLog struct {
 	fakeProcs
+	me       caller
 	mu       sync.Mutex
 	sent     []syscall.Signal
 	onSignal func(sig syscall.Signal)
 }
+
+func (l *signalLog) self() caller { return l.me }
 
 func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
 	l.mu.Lock()
