@@ -70,12 +70,14 @@ func TestSmokeShellToolResultReachesModel(t *testing.T) {
 			// Claude -p sends its own notice of the background command's end
 			// in a turn of its own, but only when it sees the end before it
 			// exits: under load it sometimes exits first (twice in about 40 CI
-			// runs here), a timing of Claude's that qtask cannot change. Then the
-			// notice must not have reached the model at all.
+			// runs here), a timing of Claude's that qtask cannot change. And
+			// when the command ends before Claude sends the turn after the
+			// call, the notice rides in that turn instead (seen once in CI).
+			// Either way it reaches the model at most once.
 			if tt.ownNotice && len(turns) == len(script)-1 {
 				bgID := turns[1].Reply.Calls[0].ID
-				if n := turns[2].Count("<tool-use-id>" + bgID + "</tool-use-id>"); n != 0 {
-					t.Fatalf("no turn of its own for the background command's end, yet its notice reached the model %d times\nrequests:\n%s", n, mock.Summary())
+				if n := turns[2].Count("<tool-use-id>" + bgID + "</tool-use-id>"); n > 1 {
+					t.Fatalf("no turn of its own for the background command's end, and its notice reached the model %d times in the last turn\nrequests:\n%s", n, mock.Summary())
 				}
 				script = script[:len(script)-1]
 				tt.ownNotice = false
