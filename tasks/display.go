@@ -40,6 +40,10 @@ func displaySkipped(id string) []byte {
 // cursor.
 const displayRestore = "\x1b[0m\x1b[?25h"
 
+// displayPrefix and displaySuffix frame the name of a display FIFO in the
+// tasks directory.
+const displayPrefix, displaySuffix = "display-", ".fifo"
+
 // Display is the reading end of a foreground task's raw stream, held by
 // the `qtask run` that waits on the task.
 type Display struct {
@@ -58,7 +62,7 @@ func (s *Store) NewDisplay() (*Display, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(s.tasksDir(), "display-"+name+".fifo")
+	path := filepath.Join(s.tasksDir(), displayPrefix+name+displaySuffix)
 	if err := unix.Mkfifo(path, fileMode); err != nil {
 		return nil, fmt.Errorf("create display pipe: %w", err)
 	}

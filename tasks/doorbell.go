@@ -38,18 +38,22 @@ func ringDoorbells(dir string) {
 		if !strings.HasPrefix(e.Name(), doorbellPrefix) || e.Type() != fs.ModeNamedPipe {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
-		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-		if errors.Is(err, syscall.ENXIO) {
-			os.Remove(path)
-			continue
+		if fd, ok := openReadFIFO(filepath.Join(dir, e.Name())); ok {
+			syscall.Write(fd, []byte{1})
+			syscall.Close(fd)
 		}
-		if err != nil {
-			continue
-		}
-		syscall.Write(fd, []byte{1})
-		syscall.Close(fd)
 	}
+}
+
+// openReadFIFO opens the FIFO at path for writing, without blocking, if
+// someone reads it; one nobody reads any more (its reader died) is
+// removed. A FIFO with no reader is what makes the open fail with ENXIO.
+func openReadFIFO(path string) (int, bool) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		os.Remove(path)
+	}
+	return fd, err == nil
 }
 
 // doorbell is one waiter's FIFO.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -40,6 +41,9 @@ func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
 		return nil, nil, err
 	}
 	chosen := choosePrunable(list, opts, time.Now())
+	if !opts.DryRun {
+		s.sweepAbandonedPipes(time.Now())
+	}
 	if opts.DryRun || len(chosen) == 0 {
 		return chosen, warnings, nil
 	}
@@ -56,6 +60,44 @@ func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
 		}
 	}
 	return removed, warnings, err
+}
+
+// abandonedPipeAge is how old a FIFO with no reader must be before a prune
+// removes it: its maker creates it, then opens it, and must not find it
+// gone in between.
+const abandonedPipeAge = time.Minute
+
+// sweepAbandonedPipes removes the FIFOs nobody reads any more, which no
+// task owns: display pipes of a `qtask run` that died before its task's
+// wrapper took the pipe (the wrapper removes its name when it does), and
+// doorbells of inbox waiters that were killed (ringing a scope removes
+// those too, but a scope may never be rung again). A live caller or
+// waiter holds its FIFO open, so it has a reader and is left alone.
+func (s *Store) sweepAbandonedPipes(now time.Time) {
+	dirs := []string{s.tasksDir()}
+	if scopes, err := os.ReadDir(s.notifyDir()); err == nil {
+		for _, e := range scopes {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(s.notifyDir(), e.Name()))
+			}
+		}
+	}
+	for _, dir := range dirs {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			name := e.Name()
+			ours := strings.HasPrefix(name, doorbellPrefix) || strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
+			if !ours || e.Type() != fs.ModeNamedPipe {
+				continue
+			}
+			if info, err := e.Info(); err != nil || now.Sub(info.ModTime()) < abandonedPipeAge {
+				continue
+			}
+			if fd, ok := openReadFIFO(filepath.Join(dir, name)); ok {
+				syscall.Close(fd)
+			}
+		}
+	}
 }
 
 // choosePrunable picks from list the finished tasks opts selects, oldest

@@ -1,10 +1,13 @@
 package tasks
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -234,5 +237,64 @@ func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
 	removed, _, err := s.AutoPrune(3, nil)
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("AutoPrune(3) over 5 finished with a planted mark = %d removed, %v; want 2", len(removed), err)
+	}
+}
+
+// A prune removes the FIFOs nobody reads any more and no task owns (a
+// display pipe whose `qtask run` and wrapper both died, a killed inbox
+// waiter's doorbell), once they are old enough not to be a maker's between
+// its mkfifo and its open; a FIFO someone holds open is in use and stays.
+// A dry run removes nothing.
+func TestPruneSweepsAbandonedPipes(t *testing.T) {
+	s := newTestStore(t)
+	scope := s.scopeDir("claude:abc")
+	if err := os.MkdirAll(scope, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * abandonedPipeAge)
+	fifo := func(path string, made time.Time) string {
+		t.Helper()
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, made, made); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	deadDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000dead"+displaySuffix), old)
+	liveDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"00001ive"+displaySuffix), old)
+	newDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000fresh"+displaySuffix), time.Now())
+	deadBell := fifo(filepath.Join(scope, doorbellPrefix+"4242-0a0b"), old)
+	liveBell := fifo(filepath.Join(scope, doorbellPrefix+"4343-0c0d"), old)
+	for _, held := range []string{liveDisplay, liveBell} {
+		f, err := os.OpenFile(held, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+	}
+
+	if _, _, err := s.Prune(PruneOptions{All: true, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{deadDisplay, deadBell} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("a dry run removed %s: %v", filepath.Base(p), err)
+		}
+	}
+
+	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{deadDisplay, deadBell} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s, read by nobody, is still there after a prune (%v)", filepath.Base(p), err)
+		}
+	}
+	for _, p := range []string{liveDisplay, liveBell, newDisplay} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s, in use or just made, was removed by a prune: %v", filepath.Base(p), err)
+		}
 	}
 }
