@@ -49,7 +49,7 @@ func (s *Screen) execute(b byte) {
 	case '\b':
 		s.backspace()
 	case '\t':
-		s.tab(1)
+		s.tab()
 	case '\n', '\v', '\f':
 		s.lineFeed()
 	case '\r':
@@ -69,12 +69,12 @@ func (s *Screen) backspace() {
 	}
 }
 
-// tab moves the cursor to the n-th next tab stop, recording a tab on the
-// row when it moves over blank columns.
-func (s *Screen) tab(n int) {
+// tab moves the cursor to the next tab stop, recording a tab on the row
+// when it moves over blank columns.
+func (s *Screen) tab() {
 	from := min(s.cx, s.width-1)
 	to := from
-	for ; n > 0 && to < s.width-1; n-- {
+	if to < s.width-1 {
 		to++
 		for to < s.width-1 && !s.tabs[to] {
 			to++
@@ -176,8 +176,8 @@ func (s *Screen) csi(cmd ansi.Cmd, params ansi.Params) {
 		s.moveTo(count(params, 0)-1, count(params, 1)-1)
 	case 'd':
 		s.moveTo(count(params, 0)-1, min(s.cx, s.width-1))
-	case 'I':
-		s.tab(count(params, 0))
+	// CHT (CSI I) is not there: tmux (3.3a, the oracle) ignores it, so the
+	// pane shows the text after it where the cursor was.
 	case 'Z':
 		s.backTab(count(params, 0))
 	case 'J':

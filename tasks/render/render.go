@@ -588,7 +588,7 @@ func (s *Screen) note(text string) {
 	}
 	for _, r := range text {
 		if r == '\t' {
-			s.tab(1)
+			s.tab()
 		} else {
 			s.print(r)
 		}

@@ -162,6 +162,9 @@ func tabs() {
 	p("\tindented\n")
 	p("x\t\ty\n")
 	p("over\twrite\r\x1b[6Cabc\n")
+	// CHT, which tmux ignores, and CBT, which it does not.
+	p("cht\x1b[Ione\x1b[2Itwo\n")
+	p("abcdefghij\tk\x1b[Z\x1b[ZB\x1b[3ZC\n")
 }
 
 func wrap() {
