@@ -11,7 +11,6 @@ import (
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
-	"github.com/qtask/qtask/tmux"
 )
 
 // HookOptions are the parsed arguments of `qtask agent hook`.
@@ -115,8 +114,8 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
 		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
 	}
-	if opts.Wake == config.WakeTmux && deps.Env.Tmux != "" {
-		hopts.Pane, hopts.Server = deps.Env.TmuxPane, tmux.NewSocketServer(deps.Env.TmuxSocketFromTMUX()).String()
+	if caller := deps.Caller(); opts.Wake == config.WakeTmux && caller.Inside() {
+		hopts.Pane, hopts.Server = string(caller.Pane), caller.Server.String()
 	}
 	if opts.Rewake > 0 {
 		hopts.Hold = opts.Rewake
