@@ -43,6 +43,7 @@ func TestResumedSessionHearsItsTasks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own server, state, home and mock
 			testResumeHearsTasks(t, c.agent, c.resume, c.scope, c.separates)
 		})
 	}
