@@ -73,8 +73,10 @@ func (h *harness) geometry(pane string) string {
 }
 
 func TestInteractivePromote(t *testing.T) {
+	t.Parallel()
 	for _, sh := range interactiveShells {
 		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel() // each shell has its own server and state
 			h := newHarness(t)
 			pane := h.shellPane(sh)
 			// A second pane, so the layout is not trivial.
