@@ -155,6 +155,10 @@ type displayOut struct {
 	// the marker, shown once it turns out not to be.
 	marker    markerScan
 	held, buf []byte
+	// The program's questions to its terminal were answered by tmux; the
+	// caller's terminal must not answer them again (see queryFilter).
+	queries queryFilter
+	shown   []byte
 }
 
 // openDisplayOut opens the display FIFO at path for writing, without
@@ -179,7 +183,8 @@ func (s *Store) openDisplayOut(path string, r *record) *displayOut {
 	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), marker: newMarkerScan(r.EndMarker)}
 }
 
-// write passes the raw bytes p on to the caller, without the end marker.
+// write passes the raw bytes p on to the caller, without the end marker
+// and without the program's terminal queries.
 func (d *displayOut) write(p []byte) {
 	if d == nil || d.fd < 0 {
 		return
@@ -204,7 +209,8 @@ func (d *displayOut) write(p []byte) {
 	}
 	d.held = append(d.held[:0], out[len(out)-keep:]...)
 	d.buf = out
-	d.send(out[:len(out)-keep])
+	d.shown = d.queries.filter(d.shown[:0], out[:len(out)-keep])
+	d.send(d.shown)
 }
 
 // send passes p on to the caller if it fits, else drops it and says so.

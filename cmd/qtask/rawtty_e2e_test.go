@@ -108,6 +108,28 @@ func TestForegroundOnTerminalGetsRawBytes(t *testing.T) {
 	}
 }
 
+// The questions a program asks its terminal (device attributes, cursor
+// position, background colour) were answered by tmux in the pane; a copy
+// reaching the caller's terminal would be answered again, into the
+// caller's input, and show up at the next prompt.
+func TestForegroundOnTerminalGetsNoQueries(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	fg := h.runOnTTY("--", `printf 'a\033[cb\033[6nc\033]11;?\007d\033[1me\n'`)
+	if code := fg.wait(t); code != 0 {
+		t.Fatalf("qtask run on a terminal exited %d; stderr: %s", code, fg.stderr.String())
+	}
+	shown := fg.stdout.String()
+	if !strings.Contains(shown, "abcd\x1b[1me") {
+		t.Errorf("the terminal got %q, want the text and the bold without the three queries", shown)
+	}
+	for _, query := range []string{"\x1b[c", "\x1b[6n", "\x1b]11;?"} {
+		if strings.Contains(shown, query) {
+			t.Errorf("the query %q reached the caller's terminal: %q", query, shown)
+		}
+	}
+}
+
 func TestForegroundPipedGetsCleanText(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
