@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/qtask/qtask/config"
@@ -35,8 +33,8 @@ type Inputs struct {
 	Env    config.Env
 }
 
-// minTmux is the oldest tmux qtask supports (display-popup, -u behaviour).
-const minTmux = 3.2
+// minTmuxMajor.minTmuxMinor is the oldest tmux qtask supports (display-popup, -u behaviour).
+const minTmuxMajor, minTmuxMinor = 3, 2
 
 // Run runs every check, in an order where a failure explains the ones
 // after it (no tmux, no server, no bindings).
@@ -61,8 +59,6 @@ func Healthy(fs []Finding) bool {
 	return true
 }
 
-var tmuxVersion = regexp.MustCompile(`(\d+)\.(\d+)`)
-
 func checkTmux(ctx context.Context) (bool, Finding) {
 	f := Finding{Check: "tmux"}
 	v, err := tmux.Version(ctx)
@@ -71,14 +67,8 @@ func checkTmux(ctx context.Context) (bool, Finding) {
 		return false, f
 	}
 	f.Detail = v
-	m := tmuxVersion.FindStringSubmatch(v)
-	if m == nil {
-		f.OK = true // a build that does not say (tmux next-3.5): assume new
-		return true, f
-	}
-	major, _ := strconv.ParseFloat(m[1]+"."+m[2], 64)
-	if major < minTmux {
-		f.Fix = fmt.Sprintf("upgrade tmux to %.1f or newer", minTmux)
+	if !tmux.VersionAtLeast(v, minTmuxMajor, minTmuxMinor) {
+		f.Fix = fmt.Sprintf("upgrade tmux to %d.%d or newer", minTmuxMajor, minTmuxMinor)
 		return true, f
 	}
 	f.OK = true

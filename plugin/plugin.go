@@ -10,8 +10,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/qtask/qtask/tmux"
@@ -60,19 +58,11 @@ func MenuStyle(option, version string) string {
 	case MenuPopup, MenuTmux:
 		return option
 	}
-	m := versionNumber.FindStringSubmatch(version)
-	if m == nil {
-		return MenuPopup
-	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	if major < 3 || major == 3 && minor < 2 {
+	if !tmux.VersionAtLeast(version, 3, 2) {
 		return MenuTmux
 	}
 	return MenuPopup
 }
-
-var versionNumber = regexp.MustCompile(`(\d+)\.(\d+)`)
 
 // Bindings are the keys for options (user option name → value, "" unset),
 // running the qtask at bin on a tmux of version (`tmux -V`). Each command

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -164,6 +165,25 @@ func Version(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// VersionAtLeast reports whether v, what `tmux -V` prints ("tmux 3.3a",
+// "tmux next-3.4", "tmux master"), is major.minor or later, comparing the
+// numbers as numbers (3.10 is after 3.9). A build without a readable
+// number is taken for a recent one.
+func VersionAtLeast(v string, major, minor int) bool {
+	m := versionNumber.FindStringSubmatch(v)
+	if m == nil {
+		return true
+	}
+	gotMajor, err1 := strconv.Atoi(m[1])
+	gotMinor, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return gotMajor > major || gotMajor == major && gotMinor >= minor
+}
+
+var versionNumber = regexp.MustCompile(`(\d+)\.(\d+)`)
 
 // PID is the server's process id; an error (ErrNoServer) when no server
 // listens on its socket.
