@@ -62,8 +62,8 @@ func TestMCPInspector(t *testing.T) {
 		t.Fatalf("no task id in %s", out)
 	}
 	// The inspector reads each --tool-arg value as JSON if it parses: an
-	// id of decimal digits only (1 in 43) would go as a number. Quoted, it
-	// is always the string it is.
+	// id of decimal digits only, or of digits around one e (88902e80, seen
+	// in CI), would go as a number. Quoted, it is always the string it is.
 	taskID := "task_id=" + strconv.Quote(id[1])
 	out, code = inspect("--method", "tools/call", "--tool-name", "task_output", "--tool-arg", taskID, "--tool-arg", "tail_lines=1")
 	if code != 0 || !strings.Contains(out, "inspected-42") {
@@ -75,9 +75,9 @@ func TestMCPInspector(t *testing.T) {
 	}{
 		{[]string{"--tool-name", "task_list"}, id[1] + "  completed (exit 0)"},
 		{[]string{"--tool-name", "task_list", "--tool-arg", "status=failed"}, "No tasks."},
-		{[]string{"--tool-name", "task_status", "--tool-arg", "task_id=" + id[1]}, "status: completed (exit 0)"},
+		{[]string{"--tool-name", "task_status", "--tool-arg", taskID}, "status: completed (exit 0)"},
 		{[]string{"--tool-name", "task_wait", "--tool-arg", "task_ids=[\"" + id[1] + "\"]", "--tool-arg", "timeout_ms=1000"}, id[1] + " completed (exit 0)"},
-		{[]string{"--tool-name", "task_stop", "--tool-arg", "task_id=" + id[1]}, "is not running: it already ended"},
+		{[]string{"--tool-name", "task_stop", "--tool-arg", taskID}, "is not running: it already ended"},
 		{[]string{"--tool-name", "shell", "--tool-arg", "command=echo bg", "--tool-arg", "is_background=true"}, "in the background"},
 	} {
 		out, code = inspect(append([]string{"--method", "tools/call"}, c.args...)...)
