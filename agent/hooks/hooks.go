@@ -300,6 +300,16 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 			holdForRunning(ctx, store, opts.Scopes, opts.Hold)
 		}
 	}
+	// Where the agent may go idle (its turn ends, or the session just
+	// started and waits for its first prompt), it is noted idle before the
+	// queue is read: a task that ends from now on finds it idle and wakes
+	// it, and one that ended before is in what is read here. Noted after,
+	// a task ending in between found it busy and typed nothing, and the
+	// hook had nothing to pass on: the agent slept through it (seen in CI).
+	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
+	if mayIdle {
+		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
+	}
 	list, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return nil, err
@@ -309,11 +319,9 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		envelopes[i] = agent.Envelope(n)
 	}
 	out := a.Answer(event, envelopes)
-	if opts.Pane != "" {
-		// Idle: the turn ends (not blocked), or the session just started
-		// and waits for its first prompt.
-		idle := kind == EndOfTurn && out == nil || event == "SessionStart"
-		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server})
+	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && !idle {
+		// Busy: any other event, or a turn kept going with what was read.
+		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Pane: opts.Pane, Server: opts.Server})
 	}
 	if counter != nil {
 		if out != nil {
