@@ -306,6 +306,8 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	// it, and one that ended before is in what is read here. Noted after,
 	// a task ending in between found it busy and typed nothing, and the
 	// hook had nothing to pass on: the agent slept through it (seen in CI).
+	// Now a task ending between the note and the read is passed on here
+	// and also woken for: one wake line too many, never one too few.
 	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
 	if mayIdle {
 		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
