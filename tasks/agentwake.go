@@ -53,6 +53,20 @@ func (s *Store) NoteAgent(scopes []string, p AgentPresence) error {
 	return nil
 }
 
+// TakeBackIdle takes back, for each of scopes, the idle presence the
+// agent's own hook has just noted, so that no settle types a wake line
+// while the hook passes the queued notifications on itself. It reports
+// false if a settle took one first: that settle is typing its wake line,
+// and the prompt it types will carry what is queued.
+func (s *Store) TakeBackIdle(scopes []string) bool {
+	for _, scope := range scopes {
+		if _, ok := s.claimIdleAgent(scope); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // claimIdleAgent takes scope's presence when it says the agent is idle in a
 // known pane, and records it busy, so that of two tasks ending together
 // only one types. The claim is a rename: one claimant wins.

@@ -303,14 +303,27 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	// Where the agent may go idle (its turn ends, or the session just
 	// started and waits for its first prompt), it is noted idle before the
 	// queue is read: a task that ends from now on finds it idle and wakes
-	// it, and one that ended before is in what is read here. Noted after,
-	// a task ending in between found it busy and typed nothing, and the
-	// hook had nothing to pass on: the agent slept through it (seen in CI).
-	// Now a task ending between the note and the read is passed on here
-	// and also woken for: one wake line too many, never one too few.
+	// it. Noted after, a task ending in between found it busy and typed
+	// nothing, and the hook had nothing to pass on: the agent slept
+	// through it (seen in CI). What is queued by then, the hook passes on
+	// itself, once it has taken the idle note back; if a settle took it
+	// first, that settle's wake line brings the agent back for it.
 	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
+	tookBack := false
 	if mayIdle {
 		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
+		pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
+		if err != nil {
+			return nil, err
+		}
+		if len(pending) > 0 {
+			if tookBack = store.TakeBackIdle(opts.Scopes); !tookBack {
+				if counter != nil {
+					counter.Clear()
+				}
+				return a.Answer(event, nil), nil
+			}
+		}
 	}
 	list, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
@@ -321,9 +334,10 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		envelopes[i] = agent.Envelope(n)
 	}
 	out := a.Answer(event, envelopes)
-	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && !idle {
-		// Busy: any other event, or a turn kept going with what was read.
-		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Pane: opts.Pane, Server: opts.Server})
+	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && (!idle || tookBack) {
+		// Busy: any other event, or a turn kept going with what was read;
+		// or idle again once the hook has passed on what it took back.
+		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server})
 	}
 	if counter != nil {
 		if out != nil {

@@ -214,9 +214,9 @@ func TestWrapperWithoutStateDirExits(t *testing.T) {
 	}
 	task := h.start("sleep 300")
 	rec := h.awaitWrapper(task.ID)
-	if err := os.RemoveAll(h.state); err != nil {
-		t.Fatal(err)
-	}
+	// The wrapper may still be adding files (its capture's pipe) while the
+	// tree goes: rm -rf again until it is gone.
+	eventually(t, "the state directory to be removed", func() bool { return os.RemoveAll(h.state) == nil })
 	if out, err := h.tmux("kill-pane", "-t", task.PaneID); err != nil {
 		t.Fatalf("tmux kill-pane: %v: %s", err, out)
 	}
