@@ -213,3 +213,23 @@ func FuzzWriteJSON(f *testing.F) {
 		checkWriteJSON(t, v)
 	})
 }
+
+// TestShortStatusLost: a lost task is "failed (lost)" in ls whether or not
+// its command left an exit code (a killed pane's dies of SIGHUP, 129).
+func TestShortStatusLost(t *testing.T) {
+	code := func(n int) *int { return &n }
+	cases := []struct {
+		task tasks.Task
+		want string
+	}{
+		{tasks.Task{Status: tasks.StatusFailed, ExitCode: code(3), Error: "exited with code 3"}, "failed (3)"},
+		{tasks.Task{Status: tasks.StatusFailed, Error: "lost: the wrapper died"}, "failed (lost)"},
+		{tasks.Task{Status: tasks.StatusFailed, ExitCode: code(129), Error: "lost: the task's tmux pane was closed while it ran"}, "failed (lost)"},
+		{tasks.Task{Status: tasks.StatusFailed, Error: "spawn error: x"}, "failed"},
+	}
+	for _, c := range cases {
+		if got := shortStatus(&c.task); got != c.want {
+			t.Errorf("shortStatus(%+v) = %q, want %q", c.task, got, c.want)
+		}
+	}
+}

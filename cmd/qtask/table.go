@@ -82,15 +82,17 @@ func writeTaskTable(w io.Writer, list []*tasks.Task, style tableStyle) {
 }
 
 // shortStatus fits a status in a column without changing its meaning:
-// "failed (127)", "failed (lost)"; `qtask status` gives the reason.
+// "failed (127)", "failed (lost)"; `qtask status` gives the reason. A lost
+// task says so even when it has an exit code (a killed pane's command dies
+// of SIGHUP, 129): the code would pass it off as the command's own end.
 func shortStatus(t *tasks.Task) string {
 	switch {
 	case t.Status != tasks.StatusFailed:
 		return t.StatusText()
-	case t.ExitCode != nil:
-		return fmt.Sprintf("failed (%d)", *t.ExitCode)
 	case strings.HasPrefix(t.Error, "lost"):
 		return "failed (lost)"
+	case t.ExitCode != nil:
+		return fmt.Sprintf("failed (%d)", *t.ExitCode)
 	}
 	return "failed"
 }
