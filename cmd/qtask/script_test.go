@@ -24,6 +24,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exit":   cmdExit,
 			"taskid": cmdTaskID,
+			"mcp":    cmdMCP,
 		},
 	})
 }
