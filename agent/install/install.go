@@ -421,7 +421,8 @@ func Read(path string) ([]byte, error) {
 	}
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s is a symlink, and qtask does not write through one: "+
-			"add the hooks by hand (see --dry-run) or run install where the file is real", path)
+			"add the hooks by hand (--dry-run in a directory without a settings file prints them) "+
+			"or run install where the file is real", path)
 	}
 	if err != nil {
 		return nil, err
