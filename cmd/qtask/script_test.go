@@ -32,7 +32,10 @@ func TestScripts(t *testing.T) {
 // scriptWorld gives a script its own qtask world, as newHarness does: state,
 // config, HOME, and a tmux socket (Unix socket paths are limited to about
 // 108 bytes, so it goes in a short temp dir, not the work dir), with
-// qtask on PATH.
+// qtask on PATH. TMUX_TMPDIR is that dir too, so a script that unsets
+// QTASK_TMUX_SOCKET to show qtask's own default server (`tmux -L qtask`)
+// gets it there, never the user's; a script's own "user" server goes there
+// too (as $TMUX_TMPDIR/NAME.sock). All are killed at the end.
 func scriptWorld(env *testscript.Env) error {
 	root, err := os.MkdirTemp("", "qts")
 	if err != nil {
@@ -40,9 +43,10 @@ func scriptWorld(env *testscript.Env) error {
 	}
 	socket := filepath.Join(root, "tmux.sock")
 	env.Defer(func() {
-		exec.Command("tmux", "-S", socket, "kill-server").Run()
+		killServers(root)
 		os.RemoveAll(root)
 	})
+	env.Setenv("TMUX_TMPDIR", root)
 	home := filepath.Join(env.WorkDir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
@@ -53,6 +57,16 @@ func scriptWorld(env *testscript.Env) error {
 	env.Setenv("QTASK_TMUX_SOCKET", socket)
 	env.Setenv("PATH", filepath.Dir(qtaskBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return nil
+}
+
+// killServers ends the tmux servers a script may have started under root:
+// its socket, others it made there (*.sock), and `tmux -L` ones.
+func killServers(root string) {
+	sockets, _ := filepath.Glob(filepath.Join(root, "*.sock"))
+	named, _ := filepath.Glob(filepath.Join(root, "tmux-*", "*"))
+	for _, s := range append(sockets, named...) {
+		exec.Command("tmux", "-S", s, "kill-server").Run()
+	}
 }
 
 // cmdExit is `exit N PROGRAM ARGS...`: run the program and require exit
