@@ -10,6 +10,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/qtask/qtask/tmux"
@@ -140,13 +141,14 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 		}
 	}
 	keys := make([]string, 0, len(bindings))
+	ours := ownMarkers(bin, options, version)
 	for _, b := range bindings {
 		if options[b.Option] == "" {
 			line, err := server.PrefixBinding(ctx, b.Key)
 			if err != nil {
 				return nil, err
 			}
-			if line != "" && !strings.Contains(line, b.Marker) {
+			if line != "" && !containsAny(line, ours[b.Option]) {
 				continue // the user's own binding of the default key
 			}
 		}
@@ -162,6 +164,31 @@ func Install(ctx context.Context, server tmux.Server, bin string) ([]Binding, er
 		return bindings, server.SetGlobalOption(ctx, optBoundKeys, strings.Join(keys, " "))
 	}
 	return bindings, nil
+}
+
+// ownMarkers are the markers of every binding qtask makes for each
+// option, in either menu style: a default key an earlier load bound in the
+// other style is still qtask's, so a reload after @qtask-menu-style changed
+// rebinds it rather than take it for the user's own.
+func ownMarkers(bin string, options map[string]string, version string) map[string][]string {
+	markers := map[string][]string{}
+	for _, style := range []string{MenuPopup, MenuTmux} {
+		styled := maps.Clone(options)
+		styled[OptMenuStyle] = style
+		for _, b := range Bindings(bin, styled, version) {
+			markers[b.Option] = append(markers[b.Option], b.Marker)
+		}
+	}
+	return markers
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // closeHooks are the tmux hooks that fire when a pane goes away: a window

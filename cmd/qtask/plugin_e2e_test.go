@@ -168,6 +168,30 @@ func TestPluginPromoteKeyOption(t *testing.T) {
 	}
 }
 
+// @qtask-menu-style changed after a load takes effect on the reload: the
+// default menu key, bound by qtask in the other style, is qtask's to rebind
+// (it was taken for the user's own and kept the popup).
+func TestPluginReloadSwitchesMenuStyle(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	h.tmux("set-option", "-g", "@qtask-menu-style", "popup")
+	h.loadPlugin()
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "T"); !strings.Contains(b, "display-popup") {
+		t.Fatalf("prefix T with @qtask-menu-style popup: %q, want the popup", b)
+	}
+	h.tmux("set-option", "-g", "@qtask-menu-style", "menu")
+	h.loadPlugin()
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "T"); !strings.Contains(b, "'_menu' --tmux-client") {
+		t.Fatalf("prefix T after switching to @qtask-menu-style menu: %q, want the display-menu binding", b)
+	}
+	h.tmux("set-option", "-g", "@qtask-menu-style", "popup")
+	h.loadPlugin()
+	if b, _ := h.tmux("list-keys", "-T", "prefix", "T"); !strings.Contains(b, "display-popup") {
+		t.Fatalf("prefix T after switching back to popup: %q, want the popup", b)
+	}
+}
+
 // Without qtask on PATH, in the plugin dir or Go to build it, loading the
 // plugin shows one line saying how to install, and binds nothing.
 func TestPluginWithoutQtask(t *testing.T) {
