@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,11 @@ type StartOptions struct {
 	// Display is the FIFO of a foreground caller on a terminal, which
 	// shows the pane's raw bytes (see Display); empty: none.
 	Display string
+	// KeepFinished, when positive, is how many finished tasks a start
+	// keeps (config keep_finished): it prunes older ones as it starts
+	// (AutoPrune), telling Forget of each one removed.
+	KeepFinished int
+	Forget       func(*Task)
 }
 
 // spec is what the wrapper needs and nobody else may see: the caller's
@@ -113,19 +119,29 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 			os.Remove(s.outputPath(id))
 		}
 	}()
-	if err := s.writeSpec(id, opts, shell, mon); err != nil {
-		return nil, err
-	}
 	r, err := s.startRecord(id, kind, opts)
 	if err != nil {
 		return nil, err
 	}
+	// The tmux round trip is most of a start, and nothing in it needs the
+	// spec, the count or the prune: they are done while it runs. The
+	// wrapper reads its spec only once the record, saved below, exists.
+	opened := make(chan openedWindow, 1)
+	go func() { opened <- s.openWindow(ctx, r, opts) }()
+	pruned := s.autoPruneAsync(opts)
+	defer pruned()
+	specErr := s.writeSpec(id, opts, shell, mon)
 	s.countStart(id)
-	pane, wrapper, err := s.openWindow(ctx, r, opts)
-	if err != nil {
+	w := <-opened
+	if err = cmp.Or(w.err, specErr); err != nil {
+		if w.err == nil {
+			// Its wrapper waits for a record that will never come.
+			s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), w.pane)
+		}
 		s.setCount(countRunning, id, false)
-		return nil, fmt.Errorf("start task window: %w", err)
+		return nil, err
 	}
+	pane, wrapper := w.pane, w.wrapper
 	// One write, with the pane id: the wrapper waits for the record to
 	// appear (awaitRecord), and a command issued right after `run --bg`
 	// returns (attach, promote --pane) finds the pane.
@@ -186,10 +202,17 @@ func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, e
 	}, nil
 }
 
+// openedWindow is what openWindow got from tmux: the task's pane and its
+// wrapper's pid, or why there is no window.
+type openedWindow struct {
+	pane    tmux.PaneID
+	wrapper int
+	err     error
+}
+
 // openWindow opens the task's window running its wrapper: in the caller's
 // session for a foreground run beside the caller, else in opts.Session.
-// It returns the pane and the wrapper's pid.
-func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) (tmux.PaneID, int, error) {
+func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) openedWindow {
 	panes := s.panes(opts.Server)
 	var callerSession tmux.SessionID
 	if !opts.Background && !opts.WindowInSession && r.CallerPane != "" {
@@ -197,7 +220,7 @@ func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) (t
 		// means the window goes to the background session instead.
 		callerSession, _ = panes.SessionOf(ctx, tmux.PaneID(r.CallerPane))
 	}
-	return panes.StartWindow(ctx, tmux.WindowSpec{
+	pane, wrapper, err := panes.StartWindow(ctx, tmux.WindowSpec{
 		SessionID: callerSession,
 		Session:   opts.Session,
 		Name:      windowName(r, opts.AgentCommand),
@@ -205,6 +228,31 @@ func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) (t
 		Argv:      s.helperArgv(opts.Self, ExecVerb, r.ID),
 		Env:       []string{wrapperGOMAXPROCS},
 	})
+	if err != nil {
+		err = fmt.Errorf("start task window: %w", err)
+	}
+	return openedWindow{pane: pane, wrapper: wrapper, err: err}
+}
+
+// autoPruneAsync starts the check every start makes (AutoPrune, with
+// opts.KeepFinished and opts.Forget) and returns the wait for it. What it
+// could not do is a warning: the task has started either way.
+func (s *Store) autoPruneAsync(opts StartOptions) (wait func()) {
+	if opts.KeepFinished <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, warnings, err := s.AutoPrune(opts.KeepFinished, opts.Forget)
+		for _, w := range warnings {
+			s.warnf("%s", w)
+		}
+		if err != nil {
+			s.warnf("prune finished tasks: %v", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // wrapperProgram is the program that lives as long as a task, its wrapper

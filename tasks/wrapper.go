@@ -43,18 +43,20 @@ const captureAckTimeout = 5 * time.Second
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
 // It returns the wrapper's own exit status.
 func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
+	// `qtask run` writes the spec while tmux opens this window and the
+	// record once tmux has answered: the record comes last.
+	r, err := s.awaitRecord(opts.ID)
+	if err != nil {
+		// The start failed half-way; its spec holds the caller's
+		// environment, which must not stay behind.
+		os.Remove(s.specPath(opts.ID))
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		return 1
+	}
 	sp, err := s.takeSpec(opts.ID)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		// `qtask run` writes the record once tmux has answered, and a
-		// wrapper this quick may be here first: settle what exists.
-		s.awaitRecord(opts.ID)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
-		return 1
-	}
-	r, err := s.awaitRecord(opts.ID)
-	if err != nil {
-		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		return 1
 	}
 	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r))

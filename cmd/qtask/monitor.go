@@ -109,7 +109,6 @@ func runMonitor(ctx context.Context, deps *Deps, opts *MonitorOptions) error {
 	if err != nil {
 		return err
 	}
-	autoPrune(deps, store, cfg.KeepFinished)
 	out := deps.IO.Out
 	if opts.JSON {
 		return writeJSON(out, t)

@@ -118,10 +118,3 @@ func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
 	}
 	return err
 }
-
-// autoPrune keeps the newest keep_finished finished tasks as a run starts.
-// It is cheap when there is nothing to do, and a failure only warns: the
-// task has started either way.
-func autoPrune(deps *Deps, store *tasks.Store, keep int) {
-	printWarnings(deps.IO.ErrOut, launch.AutoPrune(store, keep, deps.Env.StateDir))
-}

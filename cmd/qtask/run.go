@@ -206,7 +206,6 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 		opts.display.Close()
 		return cfg, nil, nil, err
 	}
-	autoPrune(deps, store, cfg.KeepFinished)
 	return cfg, store, t, nil
 }
 

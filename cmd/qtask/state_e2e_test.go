@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -100,7 +101,8 @@ func TestForeignSpecIsNotRun(t *testing.T) {
 	chownNobody(t, evilPath)
 	// Another user swaps the spec between `qtask run` writing it and the
 	// wrapper reading it: a tmux on PATH that does so just before it
-	// starts the task's window.
+	// starts the task's window (`run` writes the spec while tmux opens
+	// the window, so the shim waits for it to be there).
 	realTmux, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestForeignSpecIsNotRun(t *testing.T) {
 	os.Mkdir(shimDir, 0o700)
 	shim := `#!/bin/sh
 case " $* " in *" _exec "*)
+	n=0; until [ -n "$(find "$QTASK_STATE_DIR/tasks" -name '*.spec')" ] || [ $n -ge 1000 ]; do sleep 0.01; n=$((n+1)); done
 	for spec in "$QTASK_STATE_DIR"/tasks/*.spec; do cp -p "` + evilPath + `" "$spec.swap" && mv -f "$spec.swap" "$spec"; done;;
 esac
 exec "` + realTmux + `" "$@"
@@ -309,5 +312,28 @@ func TestPlantedOutputFileIsRefused(t *testing.T) {
 					strings.Join(args, " "), r.code, r.stdout, r.stderr)
 			}
 		}
+	}
+}
+
+// TestWrapperWithoutRecordRemovesItsSpec: a start that dies between
+// writing the spec and the record (its caller killed) leaves a wrapper
+// that never gets a record; the spec holds the caller's environment, so
+// the wrapper deletes it before it gives up.
+func TestWrapperWithoutRecordRemovesItsSpec(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.mustQtask("ls") // creates the state directory
+	spec := filepath.Join(h.state, "tasks", "0badc0de.spec")
+	if err := os.WriteFile(spec, []byte(`{"command":"true","shell":"/bin/sh","cwd":"/","env":["SECRET=x"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := exec.Command(filepath.Join(filepath.Dir(qtaskBin), "qtask-exec"), "_exec", "--state-dir", h.state, "0badc0de")
+	wrapper.Env = append(os.Environ(), "TMUX_PANE=%99", "TMUX="+h.socket+",1,0")
+	out, err := wrapper.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "0badc0de") {
+		t.Fatalf("wrapper without a record: err %v, output %q; want a failure naming the task", err, out)
+	}
+	if _, err := os.Stat(spec); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the spec is still there after the wrapper gave up (stat: %v)", err)
 	}
 }

@@ -18,7 +18,7 @@ func Server(env config.Env) tmux.Server {
 
 // StartOptions is what every start from this process shares: the caller's
 // environment (environ), scope and place, the configured shell, session,
-// output cap and stop grace. self is the qtask binary, whose directory
+// output cap, stop grace and retention. self is the qtask binary, whose directory
 // holds the wrapper.
 func StartOptions(cfg config.Config, env config.Env, environ []string, self string) tasks.StartOptions {
 	return tasks.StartOptions{
@@ -32,6 +32,8 @@ func StartOptions(cfg config.Config, env config.Env, environ []string, self stri
 		KeepFullScreen: cfg.KeepFullScreen,
 		StatusFormat:   cfg.StatusFormat,
 		StopGrace:      cfg.StopGrace,
+		KeepFinished:   cfg.KeepFinished,
+		Forget:         ForgetPanes(env.StateDir),
 		Caller:         tasks.CallerAt(env.TmuxSocketFromTMUX(), env.TmuxPane),
 	}
 }
@@ -42,7 +44,7 @@ func ForgetPanes(stateDir string) func(*tasks.Task) {
 	return func(t *tasks.Task) { shellhooks.Forget(dir, t) }
 }
 
-// AutoPrune keeps the newest keep finished tasks as a task starts, and
+// AutoPrune keeps the newest keep finished tasks (as every start does), and
 // returns what it could not do, as warnings: the task has started either
 // way.
 func AutoPrune(store *tasks.Store, keep int, stateDir string) []string {
