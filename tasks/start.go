@@ -84,8 +84,8 @@ type InputError struct{ Msg string }
 func (e *InputError) Error() string { return e.Msg }
 
 // Start creates a task and its tmux window and returns at once; the command
-// runs under `qtask _exec` in the new pane. The spec exists before the
-// window and the record right after it; the wrapper waits for the record,
+// runs under `qtask _exec` in the new pane. The spec is written while tmux
+// opens the window, the record once it has; the wrapper waits for the record,
 // so a start that dies half-way leaves a window that closes by itself and
 // no task stuck running. A start that fails leaves nothing behind: no
 // spec, no empty output file, no record, no window.
@@ -123,22 +123,9 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err != nil {
 		return nil, err
 	}
-	// The tmux round trip is most of a start, and nothing in it needs the
-	// spec, the count or the prune: they are done while it runs. The
-	// wrapper reads its spec only once the record, saved below, exists.
-	opened := make(chan openedWindow, 1)
-	go func() { opened <- s.openWindow(ctx, r, opts) }()
-	pruned := s.autoPruneAsync(opts)
-	defer pruned()
-	specErr := s.writeSpec(id, opts, shell, mon)
-	s.countStart(id)
-	w := <-opened
-	if err = cmp.Or(w.err, specErr); err != nil {
-		if w.err == nil {
-			// Its wrapper waits for a record that will never come.
-			s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), w.pane)
-		}
-		s.setCount(countRunning, id, false)
+	defer s.autoPruneAsync(opts)()
+	w, saving, err := s.launch(ctx, r, opts, shell, mon)
+	if err != nil {
 		return nil, err
 	}
 	pane, wrapper := w.pane, w.wrapper
@@ -150,13 +137,40 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	// starting task alive by its wrapper's pid and start time, never by
 	// how old a wall-clock timestamp is.
 	r.WrapperPID, r.WrapperStart = wrapper, processStart(wrapper)
-	if err := s.save(r); err != nil {
+	if err := s.saveVia(saving, r); err != nil {
 		// Its wrapper waits for the record, which will never come.
 		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), pane)
 		s.setCount(countRunning, id, false)
 		return nil, err
 	}
 	return &r.Task, nil
+}
+
+// launch opens the task's window. The tmux round trip is most of a
+// start, and nothing in it needs the spec, the running count or the
+// record's temp file, so they are made while it runs (the wrapper reads
+// its spec only once the record exists). It returns the window and the
+// record's prepared write; on failure, nothing of it is left.
+func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec) (openedWindow, *pendingWrite, error) {
+	opened := make(chan openedWindow, 1)
+	go func() { opened <- s.openWindow(ctx, r, opts) }()
+	specErr := s.writeSpec(r.ID, opts, shell, mon)
+	s.countStart(r.ID)
+	saving, saveErr := prepareWrite(s.recordPath(r.ID))
+	w := <-opened
+	err := cmp.Or(w.err, specErr, saveErr)
+	if err == nil {
+		return w, saving, nil
+	}
+	if saveErr == nil {
+		saving.abandon()
+	}
+	if w.err == nil {
+		// Its wrapper waits for a record that will never come.
+		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), w.pane)
+	}
+	s.setCount(countRunning, r.ID, false)
+	return w, nil, err
 }
 
 // writeSpec writes what the wrapper of task id runs: the command (or the

@@ -103,30 +103,59 @@ func writeFileAtomic(path string, data []byte) error {
 // writeFileReplacing is writeFileAtomic and writeFileSynced: with synced, the data
 // and then the directory entry are flushed to disk before it returns.
 func writeFileReplacing(path string, data []byte, synced bool) error {
+	w, err := prepareWrite(path)
+	if err != nil {
+		return err
+	}
+	return w.commit(data, synced)
+}
+
+// pendingWrite is an atomic replacement of a file whose temp file exists
+// already, so that it can be created while something else is waited for
+// and the write itself allocates no inode (see markCount for why that
+// matters on the path of a start).
+type pendingWrite struct {
+	path string
+	tmp  *os.File
+}
+
+// prepareWrite creates the temp file of a replacement of path, beside it.
+func prepareWrite(path string) (*pendingWrite, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
+	return &pendingWrite{path: path, tmp: f}, nil
+}
+
+// commit writes data to the temp file and renames it over the path; with
+// synced, the data and then the directory entry are flushed first.
+func (w *pendingWrite) commit(data []byte, synced bool) error {
+	_, err := w.tmp.Write(data)
 	if err == nil && synced {
-		err = f.Sync()
+		err = w.tmp.Sync()
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := w.tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = os.Rename(w.tmp.Name(), w.path)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+		os.Remove(w.tmp.Name())
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	if synced {
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
+		if d, err := os.Open(filepath.Dir(w.path)); err == nil {
 			d.Sync()
 			d.Close()
 		}
 	}
 	return nil
+}
+
+// abandon removes the temp file of a replacement that will not be made.
+func (w *pendingWrite) abandon() {
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
 }

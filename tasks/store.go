@@ -276,11 +276,21 @@ func sameFile(a, b string) bool {
 // the lock (see update); a brand-new record needs none. Records are compact
 // JSON: `ls` parses every one, and indentation is a fifth of the bytes.
 func (s *Store) save(r *record) error {
+	w, err := prepareWrite(s.recordPath(r.ID))
+	if err != nil {
+		return err
+	}
+	return s.saveVia(w, r)
+}
+
+// saveVia is save through a replacement prepared beforehand (Start).
+func (s *Store) saveVia(w *pendingWrite, r *record) error {
 	data, err := json.Marshal(r)
 	if err != nil {
+		w.abandon()
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
-	return writeFileAtomic(s.recordPath(r.ID), append(data, '\n'))
+	return w.commit(append(data, '\n'), false)
 }
 
 // update applies fn to the current record under the state lock and saves
