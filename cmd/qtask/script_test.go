@@ -56,6 +56,11 @@ func scriptWorld(env *testscript.Env) error {
 	env.Setenv("QTASK_CONFIG", filepath.Join(env.WorkDir, "config.toml"))
 	env.Setenv("QTASK_TMUX_SOCKET", socket)
 	env.Setenv("PATH", filepath.Dir(qtaskBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	repo, err := filepath.Abs("../..") // tests run in their package's directory
+	if err != nil {
+		return err
+	}
+	env.Setenv("REPO", repo) // for the plugin, scripts/qtask.tmux
 	return nil
 }
 
