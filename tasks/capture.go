@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/render"
@@ -126,8 +129,8 @@ func (k *captureSink) lose(what string) {
 // captureDrain (so `qtask logs` lags by no more than that), or a batch is
 // full.
 func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) {
-	in, timed := pollable(in)
-	held := false // output not yet in the file
+	fd := int(in.Fd()) // blocking mode: reads wait in poll(2), not the runtime's poller
+	held := false      // output not yet in the file
 	for !k.sawEnd {
 		select {
 		case <-stop:
@@ -135,35 +138,16 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 			return false, nil
 		default:
 		}
-		if timed {
-			deadline := time.Now().Add(captureIdleFlush)
-			if held {
-				deadline = time.Now().Add(captureDrain)
-			}
-			if due := k.spool.due(); !due.IsZero() && due.Before(deadline) {
-				deadline = due
-			}
-			in.SetReadDeadline(deadline)
+		wait := captureIdleFlush
+		if held {
+			wait = captureDrain
 		}
-		n, err := in.Read(k.buf)
-		if n > 0 && k.size != nil {
-			// One ioctl a read: cheap, and as close to the bytes as an
-			// outsider gets to tmux's own resize of the pane.
-			if w, h := k.size(); w > 0 && h > 0 {
-				k.screen.Resize(w, h)
-			}
+		if due := k.spool.due(); !due.IsZero() {
+			wait = min(wait, max(time.Until(due), 0))
 		}
+		n, err := readWithin(fd, k.buf, wait)
 		if n > 0 {
-			if k.read.Add(int64(n)) >= captureBusy && !k.busy {
-				// A wrapper starts on one P to stay small while its task
-				// is quiet (see wrapperGOMAXPROCS); a task that streams
-				// output gets the machine's CPUs back.
-				k.busy = true
-				runtime.GOMAXPROCS(runtime.NumCPU())
-			}
-			k.lastRead = time.Now()
-			k.display.write(k.buf[:n])
-			k.write(k.buf[:n])
+			k.consume(k.buf[:n])
 			held = true
 		}
 		switch {
@@ -176,12 +160,67 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 		case err != nil:
 			k.flush()
 			return false, err
-		case !timed:
-			k.flush()
 		}
 	}
 	k.flush()
 	return true, nil
+}
+
+// consume takes a read's raw bytes: to the display, through the screen
+// (at the pane's current size) and into the file.
+func (k *captureSink) consume(p []byte) {
+	if k.size != nil {
+		// One ioctl a read: cheap, and as close to the bytes as an
+		// outsider gets to tmux's own resize of the pane.
+		if w, h := k.size(); w > 0 && h > 0 {
+			k.screen.Resize(w, h)
+		}
+	}
+	if k.read.Add(int64(len(p))) >= captureBusy && !k.busy {
+		// A wrapper starts on one P to stay small while its task is
+		// quiet (see wrapperGOMAXPROCS); a task that streams output gets
+		// the machine's CPUs back.
+		k.busy = true
+		runtime.GOMAXPROCS(runtime.NumCPU())
+	}
+	k.lastRead = time.Now()
+	k.display.write(p)
+	k.write(p)
+}
+
+// readWithin reads what fd has, waiting at most wait for it to have
+// something (os.ErrDeadlineExceeded if it had nothing); io.EOF at its end.
+// tmux writes a pane's pipe in small pieces, one read each: poll(2) and
+// read(2) cost two system calls a piece, where the runtime's poller took
+// about six (epoll, futex wake-ups of other threads, their naps).
+func readWithin(fd int, buf []byte, wait time.Duration) (int, error) {
+	ms := int(wait.Milliseconds())
+	if wait > 0 && ms == 0 {
+		ms = 1
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		ready, err := unix.Poll(fds, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if ready == 0 {
+			return 0, os.ErrDeadlineExceeded
+		}
+		n, err := unix.Read(fd, buf)
+		switch {
+		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }
 
 // flush writes the final lines the screen holds, then, unless earlier
@@ -275,22 +314,4 @@ func (s *Store) Capture(id string, in *os.File) error {
 		return fmt.Errorf("write output of task %s: %w", id, writeErr)
 	}
 	return err
-}
-
-// pollable returns in as a file whose reads can time out, and whether that
-// worked. A pipe inherited as stdin is in blocking mode, which the runtime
-// poller cannot time out: switch it to non-blocking and wrap it anew.
-func pollable(in *os.File) (*os.File, bool) {
-	if in.SetReadDeadline(time.Time{}) == nil {
-		return in, true
-	}
-	fd := int(in.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return in, false
-	}
-	f := os.NewFile(uintptr(fd), in.Name())
-	if f.SetReadDeadline(time.Time{}) != nil {
-		return in, false
-	}
-	return f, true
 }
