@@ -62,7 +62,10 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 			if err := checkWake(opts.Wake); err != nil {
 				return &UsageError{Err: err}
 			}
-			if opts.Wake == "" && !remove {
+			// Config wake is for the agents a hook cannot wake (qwen,
+			// gemini): Claude's asyncRewake hook wakes it already, and a
+			// typed line as well would wake it twice.
+			if opts.Wake == "" && !remove && !a.AsyncRewake {
 				cfg, err := deps.Config()
 				if err != nil {
 					return err
