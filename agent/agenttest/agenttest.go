@@ -11,6 +11,7 @@
 package agenttest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -299,6 +300,50 @@ func Output(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s: %w\nstderr:\n%s", filepath.Base(cmd.Path), err, tail(stderr.String(), 4096))
+	}
+	return out, nil
+}
+
+// OutputEndedAtResult runs Claude's cmd (stream-json output) until it prints
+// its "result" event, ends the session there as a person's Ctrl-C would
+// (SIGINT), and returns its stdout; an exit other than 0 is an error, as in
+// Output. Use it where an async hook is still running when the turn is over
+// (qtask's rewake waiter waits while the session's tasks run): a headless
+// Claude waits 30 s for such hooks before it exits on its own, then kills
+// them. The interrupt kills them at once, and the session's transcript is
+// complete by then, so --continue resumes it all the same.
+func OutputEndedAtResult(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	interrupted := false
+	for sc.Scan() {
+		out = append(append(out, sc.Bytes()...), '\n')
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if !interrupted && json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "result" {
+			interrupted = cmd.Process.Signal(os.Interrupt) == nil
+		}
+	}
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		err = errors.Join(ctx.Err(), err)
+	}
+	if err == nil && !interrupted {
+		err = errors.New("the output ended without a result event")
 	}
 	if err != nil {
 		return out, fmt.Errorf("%s: %w\nstderr:\n%s", filepath.Base(cmd.Path), err, tail(stderr.String(), 4096))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -83,17 +84,24 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := h.agentEnv()
-	run := func(prompt string, args ...string) {
+	run := func(output func(context.Context, *exec.Cmd) ([]byte, error), prompt string, args ...string) {
 		t.Helper()
 		r := &agenttest.Run{Agent: agent, Prompt: prompt, Model: mock.URL(), Dir: proj, Home: home, Env: env, Args: args}
 		if agent == agenttest.Claude {
 			r.Args = append([]string{"--allowedTools", "Bash"}, args...)
 		}
-		if o, err := agenttest.Output(ctx, agenttest.Command(ctx, t, r)); err != nil {
+		if o, err := output(ctx, agenttest.Command(ctx, t, r)); err != nil {
 			t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(o, 4000))
 		}
 	}
-	run("start the task")
+	// Session 1 ends with its task still running. Claude would wait 30 s
+	// for its rewake waiter (waiting on that task) before exiting: the
+	// session is ended at its result instead, as a person would.
+	session1 := agenttest.Output
+	if agent == agenttest.Claude {
+		session1 = agenttest.OutputEndedAtResult
+	}
+	run(session1, "start the task")
 	first := len(mock.MainTurns())
 
 	// The task runs, in the session's scope, after session 1 ended.
@@ -127,7 +135,7 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, 
 		t.Fatalf("qtask wait %s: exit %d %s, want 3", task.ID, r.code, r.stderr)
 	}
 
-	run("what happened to the task?", resume...)
+	run(agenttest.Output, "what happened to the task?", resume...)
 	turns := mock.MainTurns()
 	if len(turns) != first+2 {
 		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), first+2, mock.Summary())
