@@ -2,24 +2,15 @@ package shellhooks
 
 import "strings"
 
-// CommandOutput keeps what a pane's scrollback showed after command was
-// typed at the prompt (its last echo), without the trailing blank screen
-// rows capture-pane includes: the start of an adopted command's output.
-func CommandOutput(scrollback, command string) string {
-	lines := strings.Split(scrollback, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
+// OutputStart is the index of the first of lines (a pane's history and
+// screen, as capture-pane prints them) that command printed: the one after
+// the last echo of the command line, or 0 if there is none.
+func OutputStart(lines []string, command string) int {
+	trimmed := make([]string, len(lines))
+	for i, l := range lines {
+		trimmed[i] = strings.TrimRight(l, " ")
 	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if end := commandLineEnd(lines, command); end >= 0 {
-		lines = lines[end+1:]
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return commandLineEnd(trimmed, command) + 1
 }
 
 // maxEchoRows bounds how many rows one echoed command line may span.

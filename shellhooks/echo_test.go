@@ -8,7 +8,25 @@ import (
 // rows joins screen rows as capture-pane prints them.
 func rows(r ...string) string { return strings.Join(r, "\n") + "\n" }
 
-func TestCommandOutput(t *testing.T) {
+// commandOutput is the text of the lines from OutputStart on, as an
+// adopted task's output file gets it: trailing blanks and blank rows at
+// the end dropped.
+func commandOutput(scrollback, command string) string {
+	lines := strings.Split(strings.TrimSuffix(scrollback, "\n"), "\n")
+	lines = lines[OutputStart(lines, command):]
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func TestOutputStart(t *testing.T) {
 	const loop = "for i in $(seq 1 40); do echo line $i; sleep 0.1; done; (exit 3)"
 	cases := []struct {
 		name       string
@@ -143,7 +161,7 @@ func TestCommandOutput(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		if got := CommandOutput(tc.scrollback, tc.command); got != tc.want {
+		if got := commandOutput(tc.scrollback, tc.command); got != tc.want {
 			t.Errorf("%s: the adopted task's output starts with\n%q\nwant\n%q", tc.name, got, tc.want)
 		}
 	}

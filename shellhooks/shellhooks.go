@@ -263,9 +263,9 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 		Server: opts.Server, Pane: opts.Pane, ShellPID: fg.ShellPID, Command: fg.Command,
 		StartedAt: fg.StartedAt, Scope: opts.Scope, Session: opts.Session, Self: opts.Self,
 		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, StatusFormat: opts.StatusFormat,
-		Output:  func(scrollback string) string { return CommandOutput(scrollback, fg.Command) },
-		Claim:   func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
-		Running: running,
+		OutputStart: func(lines []string) int { return OutputStart(lines, fg.Command) },
+		Claim:       func(id string) error { return MarkPromoted(dir, opts.Pane, id) },
+		Running:     running,
 	})
 	if t == nil {
 		os.Remove(promotedFile(dir, opts.Pane))

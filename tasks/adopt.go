@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -28,10 +29,11 @@ type AdoptOptions struct {
 	// the shell hooks use it to mark the pane, so the prompt hook that
 	// follows the command's end reports to this task.
 	Claim func(id string) error
-	// Output, if set, is what of the pane's scrollback the command printed:
-	// the shell hooks know the prompt and the echoed command line that
-	// come before it. Without it the whole scrollback is kept.
-	Output func(scrollback string) string
+	// OutputStart, if set, is the index of the first of the pane's lines
+	// (its history, then its screen's rows) that the command printed: the
+	// shell hooks know the prompt and the echoed command line that come
+	// before it. Without it every line is kept.
+	OutputStart func(lines []string) int
 	// Running tells, per the shell hooks, whether the command line still
 	// runs. (The terminal's foreground group cannot: while the shell itself
 	// runs part of the line, a loop say, the shell is in the foreground.)
@@ -40,8 +42,8 @@ type AdoptOptions struct {
 
 // Adopt turns the command running in the foreground of an interactive pane
 // into a background task without touching its processes: the pane's
-// scrollback becomes the start of the output file, pipe-pane captures the
-// rest, a fresh shell takes the pane's place in the user's window, and the
+// history becomes the start of the output file, pipe-pane captures the
+// rest (starting from the screen the pane shows), a fresh shell takes the pane's place in the user's window, and the
 // pane moves to the background session. The shell's prompt hook later
 // reports the exit code (FinishAdopted).
 func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
@@ -78,14 +80,19 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		}
 	}
 	capture := s.helperArgv(opts.Self, CaptureVerb, id)
-	scrollback, err := s.panes(opts.Server).CaptureAndPipe(ctx, opts.Pane, capture)
+	snap, err := s.panes(opts.Server).CaptureAndPipe(ctx, opts.Pane, capture)
 	if err != nil {
 		return abandon(fmt.Errorf("capture pane %s: %w", opts.Pane, err))
 	}
-	if opts.Output != nil {
-		scrollback = opts.Output(scrollback)
+	start := 0
+	if opts.OutputStart != nil {
+		start = opts.OutputStart(append(slices.Clip(snap.History), snap.Screen...))
 	}
-	werr := appendFile(r.OutputPath, scrollback)
+	final, seed := splitSnapshot(snap, start)
+	werr := appendFile(r.OutputPath, final)
+	if werr == nil {
+		werr = s.writeSeed(id, seed)
+	}
 	if _, err := s.update(id, func(r *record) error { r.AwaitScrollback = false; return nil }); werr == nil {
 		werr = err
 	}

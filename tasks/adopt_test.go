@@ -73,9 +73,9 @@ func (f failingPanes) ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, 
 	return f.fakePanes.ReplaceWithShell(ctx, info, session, dir, name)
 }
 
-func (f failingPanes) CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (string, error) {
+func (f failingPanes) CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error) {
 	if f.failCapture {
-		return "", tmux.ErrNoServer
+		return tmux.PaneSnapshot{}, tmux.ErrNoServer
 	}
 	return f.fakePanes.CaptureAndPipe(ctx, pane, argv)
 }
@@ -123,8 +123,8 @@ func TestAdopt(t *testing.T) {
 			task, err := s.Adopt(context.Background(), AdoptOptions{
 				Server: tmux.NewSocketServer("/run/fake.sock"), Pane: pane, ShellPID: shell.Process.Pid,
 				Command: "make", StartedAt: time.Now(), Session: "qtask", Self: "/bin/true",
-				Output:  func(scrollback string) string { return strings.TrimPrefix(scrollback, "$ make\n") },
-				Running: func() bool { return !tc.ended },
+				OutputStart: func(lines []string) int { return slices.Index(lines, "$ make") + 1 },
+				Running:     func() bool { return !tc.ended },
 			})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("Adopt: %v, want error %q", err, tc.wantErr)
@@ -140,7 +140,11 @@ func TestAdopt(t *testing.T) {
 				return
 			}
 			if got := mustReadFile(t, task.OutputPath); got != "building\n" {
-				t.Errorf("the output file starts with %q, want the scrollback after the command line", got)
+				t.Errorf("the output file starts with %q, want the history after the command line", got)
+			}
+			seed, ok, err := s.takeSeed(task.ID)
+			if !ok || err != nil || !slices.Equal(seed.Rows, []string{"step 1 of 3", ""}) || seed.Hidden != 0 || seed.CursorX != 11 {
+				t.Errorf("the capture's screen: %+v (found %v, %v); want the pane's screen and cursor", seed, ok, err)
 			}
 			if task.PID != shell.Process.Pid || !task.Background || !task.Running() {
 				t.Errorf("adopted task: pid %d background %v status %s; want the shell's pid, background, running", task.PID, task.Background, task.Status)

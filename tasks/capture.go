@@ -292,6 +292,7 @@ func (s *Store) Capture(id string, in *os.File) error {
 			return err
 		}
 	}
+	seed, seeded, seedErr := s.takeSeed(id)
 	// The pane's terminal is the adopted shell's: its size is the pane's.
 	tty, _ := os.OpenFile(fmt.Sprintf("/proc/%d/fd/0", r.WrapperPID), os.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
 	if tty != nil {
@@ -304,6 +305,12 @@ func (s *Store) Capture(id string, in *os.File) error {
 	}
 	sink.size = func() (int, int) { return paneSize(tty) }
 	sink.onLoss = func(loss string) { s.noteLoss(id, loss) }
+	if seedErr != nil {
+		sink.lose(seedErr.Error())
+	}
+	if seeded {
+		sink.screen.Seed(seed.Rows, seed.Hidden, seed.CursorX, seed.CursorY, seed.Alternate)
+	}
 	sink.copyFrom(in, nil) // EOF: the pane is gone, and everything is in
 	writeErr := sink.close(time.Now().Add(settleRetryMax), nil)
 	_, err = s.update(id, func(r *record) error {

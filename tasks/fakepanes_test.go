@@ -108,9 +108,9 @@ func (f *fakePanes) MovePaneToSession(_ context.Context, info tmux.PaneInfo, ses
 	return nil
 }
 
-func (f *fakePanes) CaptureAndPipe(_ context.Context, pane tmux.PaneID, argv []string) (string, error) {
+func (f *fakePanes) CaptureAndPipe(_ context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error) {
 	f.called("capture-and-pipe %s", pane)
-	return "$ make\nbuilding\n", nil
+	return tmux.PaneSnapshot{History: []string{"$ make", "building  "}, Screen: []string{"step 1 of 3", ""}, CursorX: 11}, nil
 }
 
 func (f *fakePanes) PipeToFile(_ context.Context, pane tmux.PaneID, path string) error {

@@ -202,7 +202,7 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 
 // fileOwner names the task a state file belongs to, other than its
 // record: "ID.log", "ID.spec", "ID.pipe" (the FIFO of a wrapper that was
-// killed), ".ID.json.tmp…", ".ID.log.rotate-…", and, outside the tasks
+// killed), "ID.seed" (the screen of an adopted pane its capture never read), ".ID.json.tmp…", ".ID.log.rotate-…", and, outside the tasks
 // directory (where ID.json is the record), "ID.json" and a monitor's
 // events, "ID-N.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
@@ -214,7 +214,7 @@ func fileOwner(name string, notRecords bool) (string, bool) {
 		}
 		return "", false
 	}
-	for _, ext := range []string{".log", ".spec", ".pipe", ".json"} {
+	for _, ext := range []string{".log", ".spec", ".pipe", ".seed", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
 			return eventOwner(id), true
 		}
@@ -245,6 +245,12 @@ func removeFiles(paths []string) error {
 // a batch (a tenth of keep) past what the last prune left, so a store
 // sitting at its limit does not pay for reading every record at every start.
 func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, error) {
+	return s.autoPrune(keep, forget, 0)
+}
+
+// autoPrune is AutoPrune counting also the records of starting tasks
+// about to be saved (Start prunes while its task's record is not there yet).
+func (s *Store) autoPrune(keep int, forget func(*Task), starting int) ([]*Task, []string, error) {
 	if keep <= 0 {
 		return nil, nil, nil
 	}
@@ -252,7 +258,7 @@ func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if n := len(ids); n <= keep || n <= s.prunedCount()+keep/10 {
+	if n := len(ids) + starting; n <= keep || n <= s.prunedCount()+keep/10 {
 		return nil, nil, nil
 	}
 	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget})

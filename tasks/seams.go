@@ -17,7 +17,7 @@ type Panes interface {
 	SessionID(ctx context.Context, name string) (tmux.SessionID, error)
 	PaneInfo(ctx context.Context, pane tmux.PaneID) (tmux.PaneInfo, error)
 	MovePaneToSession(ctx context.Context, info tmux.PaneInfo, session string) error
-	CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (string, error)
+	CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error)
 	PipeToFile(ctx context.Context, pane tmux.PaneID, path string) error
 	ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, windowName string) (tmux.PaneID, error)
 	KillPane(ctx context.Context, pane tmux.PaneID) error

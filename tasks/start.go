@@ -258,7 +258,7 @@ func (s *Store) autoPruneAsync(opts StartOptions) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, warnings, err := s.AutoPrune(opts.KeepFinished, opts.Forget)
+		_, warnings, err := s.autoPrune(opts.KeepFinished, opts.Forget, 1)
 		for _, w := range warnings {
 			s.warnf("%s", w)
 		}

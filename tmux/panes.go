@@ -178,13 +178,61 @@ func (s Server) JoinHere(ctx context.Context, pane, herePane PaneID) error {
 	return err
 }
 
-// CaptureAndPipe returns the pane's scrollback and screen as plain text and
-// attaches a pipe-pane to argv in the same tmux command list: the server
-// runs both before it reads the pane again, so no output falls between the
-// scrollback and the pipe, and none is in both.
-func (s Server) CaptureAndPipe(ctx context.Context, pane PaneID, argv []string) (string, error) {
-	return s.run(ctx, "capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", string(pane), ";",
-		"pipe-pane", "-t", string(pane), "--", ShellCommand(argv))
+// PaneSnapshot is what a pane shows at one moment: the lines that have
+// scrolled into its history (wrapped lines joined), its screen row by row,
+// the cursor, and whether a full-screen program has the alternate screen.
+type PaneSnapshot struct {
+	History          []string
+	Screen           []string
+	CursorX, CursorY int
+	Alternate        bool
+}
+
+// snapshotFormat is the first line of CaptureAndPipe's answer.
+const snapshotFormat = "#{cursor_x}|#{cursor_y}|#{history_size}|#{pane_height}|#{alternate_on}"
+
+// CaptureAndPipe returns what the pane shows and attaches a pipe-pane to
+// argv in the same tmux command list: the server runs them all before it
+// reads the pane again, so no output falls between the snapshot and the
+// pipe, and none is in both.
+func (s Server) CaptureAndPipe(ctx context.Context, pane PaneID, argv []string) (PaneSnapshot, error) {
+	t := string(pane)
+	out, err := s.run(ctx, "display-message", "-p", "-t", t, snapshotFormat, ";",
+		"capture-pane", "-p", "-S", "0", "-E", "-", "-t", t, ";",
+		"capture-pane", "-p", "-J", "-S", "-", "-E", "-1", "-t", t, ";",
+		"pipe-pane", "-t", t, "--", ShellCommand(argv))
+	if err != nil {
+		return PaneSnapshot{}, err
+	}
+	return parseSnapshot(out)
+}
+
+// parseSnapshot reads CaptureAndPipe's answer: the snapshotFormat line,
+// the screen's rows, then the history (tmux prints a screen row for an
+// empty history's range, so it is read only when there is one).
+func parseSnapshot(out string) (PaneSnapshot, error) {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var f [5]int
+	fields := strings.Split(lines[0], "|")
+	if len(fields) != len(f) {
+		return PaneSnapshot{}, fmt.Errorf("unexpected pane snapshot %q", lines[0])
+	}
+	for i, field := range fields {
+		n, err := strconv.Atoi(field)
+		if err != nil || n < 0 {
+			return PaneSnapshot{}, fmt.Errorf("unexpected pane snapshot %q", lines[0])
+		}
+		f[i] = n
+	}
+	history, height := f[2], f[3]
+	if len(lines) < 1+height {
+		return PaneSnapshot{}, fmt.Errorf("pane snapshot has %d screen rows, want %d", len(lines)-1, height)
+	}
+	snap := PaneSnapshot{Screen: lines[1 : 1+height], CursorX: f[0], CursorY: f[1], Alternate: f[4] == 1}
+	if history > 0 {
+		snap.History = lines[1+height:]
+	}
+	return snap, nil
 }
 
 // ReplaceWithShell puts a fresh shell (the server's default command) in

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,67 @@ func TestMissingSocketDirSaysWhy(t *testing.T) {
 	_, _, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Argv: []string{"true"}})
 	if err == nil || !strings.Contains(err.Error(), "error creating") || strings.Contains(err.Error(), "pane id") {
 		t.Fatalf("start on a socket in a missing directory: %v, want tmux's own reason (error creating …)", err)
+	}
+}
+
+// TestCaptureAndPipe snapshots a real pane: the lines scrolled into its
+// history, its screen row by row (a line that wraps is two rows there), the
+// cursor — and from the same moment on, the pipe gets what follows.
+func TestCaptureAndPipe(t *testing.T) {
+	testenv.NeedProgram(t, "tmux")
+	root, err := os.MkdirTemp("", "qtc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	sock := filepath.Join(root, "s")
+	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	server := NewSocketServer(sock)
+	gate := filepath.Join(root, "gate")
+	script := `seq 1 12; printf 'a line of twenty-six chars'; printf '\n50%%'; while [ ! -e ` + gate + ` ]; do sleep 0.01; done; printf '\r100%%'; sleep 60`
+	if out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "20", "-y", "5", "sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("new-session: %v: %s", err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		screen, _ := exec.Command("tmux", "-S", sock, "capture-pane", "-p", "-t", "t").Output()
+		if strings.Contains(string(screen), "50%") || time.Now().After(deadline) {
+			break
+		}
+	}
+	piped := filepath.Join(root, "piped")
+	snap, err := server.CaptureAndPipe(context.Background(), PaneID("%0"), []string{"sh", "-c", "cat > " + piped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHistory := []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}
+	wantScreen := []string{"11", "12", "a line of twenty-six", " chars", "50%"}
+	if !slices.Equal(snap.History, wantHistory) || !slices.Equal(snap.Screen, wantScreen) ||
+		snap.CursorX != 3 || snap.CursorY != 4 || snap.Alternate {
+		t.Fatalf("snapshot %+v\nwant history %q, screen %q, cursor 3,4, main screen", snap, wantHistory, wantScreen)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got, _ := os.ReadFile(piped)
+		if string(got) == "\r100%" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pipe got %q, want exactly what followed the snapshot", got)
+		}
+	}
+}
+
+func TestParseSnapshot(t *testing.T) {
+	// No history: tmux answers the history's empty range with a screen
+	// row, which is not history.
+	snap, err := parseSnapshot("2|1|0|3|1\n$ x\nab\n\n$ x\n")
+	if err != nil || snap.History != nil || !slices.Equal(snap.Screen, []string{"$ x", "ab", ""}) ||
+		snap.CursorX != 2 || snap.CursorY != 1 || !snap.Alternate {
+		t.Errorf("parseSnapshot without history = %+v, %v", snap, err)
+	}
+	for _, bad := range []string{"", "1|2|3\n", "0|0|0|9|0\nonly one row\n", "x|0|0|1|0\n\n"} {
+		if _, err := parseSnapshot(bad); err == nil {
+			t.Errorf("parseSnapshot(%q): no error", bad)
+		}
 	}
 }

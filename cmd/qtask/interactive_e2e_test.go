@@ -258,3 +258,27 @@ func TestInteractivePromoteKeepsPaneWhenConfigured(t *testing.T) {
 		t.Fatalf("with keep_promoted_pane = true the pane %s should stay open; panes: %s", pane, panes)
 	}
 }
+
+// A command promoted while it redraws a line (a progress bar) goes on
+// redrawing that line in the output file, as it does in the pane: the
+// capture starts from the pane's screen, not below it.
+func TestPromotedProgressBarRedrawsInPlace(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellPane(interactiveShells[0])
+	gate := filepath.Join(h.root, "gate")
+	h.typeLine(pane, "printf 'step 1 of 3'; until [ -e "+gate+" ]; do sleep 0.05; done; printf '\\rstep 3 of 3\\ndone\\n'")
+	eventually(t, "the bar to show", func() bool {
+		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+		return strings.Contains(screen, "\nstep 1 of 3")
+	})
+	if out := h.mustQtask("promote", "--pane", pane); !strings.HasPrefix(out, "Promoted task ") {
+		t.Fatalf("promote said %q", out)
+	}
+	task := h.lastTask()
+	os.WriteFile(gate, nil, 0o600)
+	h.wait(task.ID)
+	if got := h.output(task.ID); got != "step 3 of 3\ndone\n" {
+		t.Fatalf("output of the promoted progress bar:\n%q\nwant the bar's last frame once, then done", got)
+	}
+}

@@ -37,6 +37,9 @@ type row struct {
 	// wide pane, and this keeps clearing and measuring a row to its text.
 	hi      int
 	wrapped bool
+	// hidden: a row of the screen a capture started on that is not the
+	// task's (Seed); while nothing is written there it is never output.
+	hidden bool
 }
 
 func newRow(width int) *row { return &row{cells: make([]cell, width)} }
@@ -47,6 +50,7 @@ func (r *row) clear() {
 	clear(r.comb) // keeps the map: rows are recycled as they scroll
 	r.hi = 0
 	r.wrapped = false
+	r.hidden = false
 }
 
 // blank erases columns [from, to), together with the halves of wide
@@ -286,6 +290,9 @@ func (r *row) appendText(dst []byte) []byte {
 // appendLine appends the row's text and, unless the row wraps into the
 // next one, a newline.
 func (r *row) appendLine(dst []byte) []byte {
+	if r.hidden && r.hi == 0 {
+		return dst
+	}
 	dst = r.appendText(dst)
 	if !r.wrapped {
 		dst = append(dst, '\n')

@@ -126,6 +126,29 @@ func New(w io.Writer, opts Options) *Screen {
 	return s
 }
 
+// Seed starts the model on what a pane already shows, for a capture that
+// begins after its program has (an adopted pane): rows are the screen's
+// rows as plain text, the first hidden of them not the task's (the prompt
+// and command line before its output), kept blank and never output unless
+// something is written there; the cursor goes to column cx of row cy. When
+// a full-screen program has the pane (alternate), the model starts in the
+// alternate screen instead, whose rows are never output.
+func (s *Screen) Seed(rows []string, hidden, cx, cy int, alternate bool) {
+	if alternate {
+		s.feed([]byte("\x1b[?1049h"))
+		return
+	}
+	for i, text := range rows[:min(len(rows), s.height)] {
+		if i < hidden {
+			s.rows[i].hidden = true
+			continue
+		}
+		s.cx, s.cy = 0, i
+		s.feed([]byte(text))
+	}
+	s.cx, s.cy = min(max(cx, 0), s.width-1), min(max(cy, 0), s.height-1)
+}
+
 // resetModes sets the scroll region, modes and tab stops to their defaults.
 func (s *Screen) resetModes() {
 	s.top, s.bottom = 0, s.height-1

@@ -299,3 +299,43 @@ func TestKeepLastScreen(t *testing.T) {
 		t.Errorf("not kept:\ngot  %q\nwant %q", got, want)
 	}
 }
+
+// A capture that starts on a pane already showing its program's output
+// (an adopted pane) goes on from that screen: a bar redrawn in place stays
+// one line, and the rows that are not the task's are never output.
+func TestSeed(t *testing.T) {
+	screen := []string{"$ make", "building", "step 1 of 3", "", ""}
+	for _, tc := range []struct {
+		name      string
+		hidden    int
+		alternate bool
+		resize    bool
+		in        string
+		want      string
+	}{
+		{"the bar goes on in place", 1, false, false, "\rstep 3 of 3\r\ndone\r\n", "building\nstep 3 of 3\ndone\n"},
+		{"cursor up reaches the seeded rows", 1, false, false, "\x1b[A\rbuilt   \x1b[B\rstep 2 of 3", "built\nstep 2 of 3\n"},
+		{"hidden rows scroll off unseen", 1, false, false, "\r\n1\r\n2\r\n3\r\n4\r\n5\r\n", "building\nstep 1 of 3\n1\n2\n3\n4\n5\n"},
+		{"a hidden row written to is output", 1, false, false, "\x1b[H$ make # edited", "$ make # edited\nbuilding\nstep 1 of 3\n"},
+		{"all hidden", 3, false, false, "\r\ndone\r\n", "done\n"},
+		{"hidden rows stay hidden through a resize", 1, false, true, "\rstep 3 of 3\r\ndone\r\n", "building\nstep 3 of 3\ndone\n"},
+		{"full-screen program", 0, true, false, "\x1b[2J\x1b[Hmenu\x1b[?1049lbye\r\n", "[qtask: full-screen program output not kept (vim, 1 KB)]\nbye\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := New(&out, Options{Width: 20, Height: 5, Program: "vim"})
+			s.Seed(screen, tc.hidden, 11, 2, tc.alternate)
+			if tc.resize {
+				// The adopted pane moves to a window of another size.
+				s.Resize(30, 6)
+			}
+			s.Write([]byte(tc.in))
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -176,6 +176,8 @@ func (s *Screen) reflow() {
 		}
 		newLine()
 		first := len(out) - 1
+		// A seeded row that is not the task's stays one (Seed).
+		cur.hidden = j == i && s.rows[i].hidden && s.rows[i].hi == 0
 		for _, g := range glyphs {
 			if g.width > s.width {
 				continue // a wide character in a one-column pane
