@@ -43,39 +43,11 @@ const captureAckTimeout = 5 * time.Second
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
 // It returns the wrapper's own exit status.
 func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
-	// `qtask run` writes the spec while tmux opens this window and the
-	// record once tmux has answered: the record comes last.
-	r, err := s.awaitRecord(opts.ID)
-	if err != nil {
-		// The start failed half-way; its spec holds the caller's
-		// environment, which must not stay behind.
-		os.Remove(s.specPath(opts.ID))
-		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+	r, sp, capture, ok := s.prepareExec(opts)
+	if !ok {
 		return 1
 	}
-	sp, err := s.takeSpec(opts.ID)
-	if err != nil {
-		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
-		return 1
-	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r))
-	if err != nil {
-		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
-		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
-		return 1
-	}
-
-	cmd := exec.Command(sp.Shell, "-c", sp.Command)
-	cmd.Dir = sp.Cwd
-	cmd.Env = taskEnv(sp.Env, opts)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.TTY, opts.Out, opts.Out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if isTerminal(opts.TTY) {
-		// The command's group becomes the terminal's foreground group, as a
-		// shell would do: keystrokes and Ctrl+C in the pane go to it.
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(opts.TTY.Fd())
-	}
+	cmd := taskCommand(sp, opts)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
@@ -89,17 +61,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Now in the background of our own terminal: writing the end marker
 	// must not stop us if the user's terminal has tostop set.
 	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
-	// The claim: what proves, later, that the command's group is this
-	// task's (proveGroup) — its leader's start time and our session.
-	pgid := cmd.Process.Pid
-	me, _ := readProcStat(os.Getpid())
-	claim := func(r *record) error {
-		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
-		r.WrapperStart, r.Session, r.CommandStart = me.startTime, me.session, processStart(pgid)
-		return nil
-	}
-	claim(r)
-	if _, err := s.update(opts.ID, claim); err != nil {
+	if err := s.claimGroup(r, opts, cmd.Process.Pid); err != nil {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
@@ -120,29 +82,97 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
+	o, ok := s.awaitCommand(cmd, r, sp.StopGrace, &paneClosed)
+	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
+	if !ok || final == nil || final.ExitCode == nil {
+		return 1
+	}
+	return *final.ExitCode & 0xff
+}
+
+// prepareExec gathers what the command needs before it may start: the
+// record, the spec (deleted as it is read) and the pane's capture. A failure
+// is printed in the pane and, once the task's record exists, settles the
+// task, so that no caller waits on a command that never ran.
+func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, bool) {
+	// `qtask run` writes the spec while tmux opens this window and the
+	// record once tmux has answered: the record comes last.
+	r, err := s.awaitRecord(opts.ID)
+	if err != nil {
+		// The start failed half-way; its spec holds the caller's
+		// environment, which must not stay behind.
+		os.Remove(s.specPath(opts.ID))
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		return nil, nil, nil, false
+	}
+	sp, err := s.takeSpec(opts.ID)
+	if err != nil {
+		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
+		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		return nil, nil, nil, false
+	}
+	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r))
+	if err != nil {
+		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
+		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
+		return nil, nil, nil, false
+	}
+	return r, sp, capture, true
+}
+
+// taskCommand is the spec's command as the pane runs it: under the caller's
+// shell, on the pane's terminal, in a process group of its own.
+func taskCommand(sp *spec, opts ExecOptions) *exec.Cmd {
+	cmd := exec.Command(sp.Shell, "-c", sp.Command)
+	cmd.Dir = sp.Cwd
+	cmd.Env = taskEnv(sp.Env, opts)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.TTY, opts.Out, opts.Out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if isTerminal(opts.TTY) {
+		// The command's group becomes the terminal's foreground group, as a
+		// shell would do: keystrokes and Ctrl+C in the pane go to it.
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(opts.TTY.Fd())
+	}
+	return cmd
+}
+
+// claimGroup records the claim: what proves, later, that the command's
+// group pgid is this task's (proveGroup) — its leader's start time and our
+// session. r gets it too, for the wrapper's own signals.
+func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
+	me, _ := readProcStat(os.Getpid())
+	claim := func(r *record) error {
+		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
+		r.WrapperStart, r.Session, r.CommandStart = me.startTime, me.session, processStart(pgid)
+		return nil
+	}
+	claim(r)
+	_, err := s.update(opts.ID, claim)
+	return err
+}
+
+// awaitCommand waits for the command to exit and says how the task ended:
+// by its exit status, by a stop that came first, or lost with its pane. It
+// reports false if the exit status could not be read at all.
+func (s *Store) awaitCommand(cmd *exec.Cmd, r *record, grace time.Duration, paneClosed *atomic.Bool) (outcome, bool) {
 	waitErr := cmd.Wait()
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
-		s.finishExec(r, capture, ev, opts, paneClosed.Load(), outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)})
-		return 1
+		return outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)}, false
 	}
 	o := exitOutcome(ws)
-	cur, err := s.noteExit(opts.ID, o)
+	cur, err := s.noteExit(r.ID, o)
 	stopped := err == nil && cur.StopRequestedAt != nil
 	// The command is gone; whatever it left behind in its group goes too, so
 	// "completed" never means "still running underneath".
-	killGroup(r, sp.StopGrace)
+	killGroup(r, grace)
 
 	if stopped {
 		o = cur.stopOutcome(o)
 	} else if paneClosed.Load() {
 		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
 	}
-	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
-	if final == nil || final.ExitCode == nil {
-		return 1
-	}
-	return *final.ExitCode & 0xff
+	return o, true
 }
 
 // noteExit records that the command exited, and with what code, before the
