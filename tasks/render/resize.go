@@ -132,89 +132,109 @@ type glyph struct {
 // row. Rows beyond the height scroll off the top as final lines.
 func (s *Screen) reflow() {
 	var (
-		out      []*row
-		glyphs   []glyph
-		cur      *row
-		col      int
-		cursorAt = -1 // the cursor's offset in its line, in columns; -2: its end
-		curLine  = -1 // index in out of the first row of the cursor's line
-		cx, cy   = s.cx, s.cy
+		out    []*row
+		glyphs []glyph
+		cx, cy = s.cx, s.cy
 	)
-	newLine := func() {
-		cur = newRow(s.width)
-		col = 0
-		out = append(out, cur)
-	}
 	for i := 0; i < len(s.rows); {
-		// One line: rows i..j, all but the last wrapped.
-		j := i
-		for j < len(s.rows)-1 && s.rows[j].wrapped {
-			j++
-		}
-		// An empty last row of a wrapped line stays a row of its own, the
-		// row above still wrapping (as tmux leaves it).
-		trailingEmpty := j > i && s.rows[j].hi == 0
-		end := j
-		if trailingEmpty {
-			end = j - 1
-		}
-		glyphs = glyphs[:0]
-		offset := 0
-		for k := i; k <= end; k++ {
-			r := s.rows[k]
-			used := r.hi // tmux's cellused: erased columns count
-			if k == s.cy {
-				curLine = len(out)
-				if s.cx < used {
-					cursorAt = offset + s.cx
-				} else {
-					cursorAt = -2
-				}
-			}
-			glyphs = r.appendGlyphs(glyphs, used)
-			offset += used
-		}
-		newLine()
-		first := len(out) - 1
+		j, end := s.lineRows(i)
+		var cursorAt int
+		glyphs, cursorAt = s.joinLine(glyphs[:0], i, end)
+		first := len(out)
+		out = appendLaidOut(out, glyphs, s.width)
 		// A seeded row that is not the task's stays one (Seed).
-		cur.hidden = j == i && s.rows[i].hidden && s.rows[i].hi == 0
-		for _, g := range glyphs {
-			if g.width > s.width {
-				continue // a wide character in a one-column pane
-			}
-			if col+g.width > s.width {
-				cur.wrapped = true
-				newLine()
-			}
-			cur.place(col, g)
-			col += g.width
-		}
-		cur.wrapped = s.rows[end].wrapped
-		if curLine == first && cursorAt != -1 {
+		out[first].hidden = j == i && s.rows[i].hidden && s.rows[i].hi == 0
+		out[len(out)-1].wrapped = s.rows[end].wrapped
+		if cursorAt != -1 {
 			cx, cy = unwrapPosition(out[first:], cursorAt)
 			cy += first
-			cursorAt = -1
 		}
-		if trailingEmpty {
+		if end < j {
 			if j == s.cy {
 				cx, cy = 0, len(out)
 			}
-			newLine()
+			out = append(out, newRow(s.width))
 		}
 		i = j + 1
 	}
-	if off := len(out) - s.height; off > 0 {
-		for _, r := range out[:off] {
-			s.final(r)
-		}
-		s.scrolled += int64(off)
-		out = out[off:]
-		cy -= off
-		if cy < 0 {
-			cx, cy = 0, 0
-		}
+	s.rows, s.cx, s.cy = s.scrollExcess(out, cx, cy)
+}
+
+// lineRows finds the line that starts at row i: rows i..j, all but the last
+// wrapped. Its text is in rows i..end: an empty last row of a wrapped line
+// stays a row of its own (end is then j-1), the row above still wrapping,
+// as tmux leaves it.
+func (s *Screen) lineRows(i int) (j, end int) {
+	j = i
+	for j < len(s.rows)-1 && s.rows[j].wrapped {
+		j++
 	}
-	s.rows, s.cx, s.cy = out, cx, cy
+	if j > i && s.rows[j].hi == 0 {
+		return j, j - 1
+	}
+	return j, j
+}
+
+// joinLine appends to dst the glyphs of rows i..end, one line, and says
+// where the cursor is in it: its offset in columns, -2 past the text of
+// its row, or -1 if the cursor is not on these rows.
+func (s *Screen) joinLine(dst []glyph, i, end int) ([]glyph, int) {
+	cursorAt, offset := -1, 0
+	for k := i; k <= end; k++ {
+		r := s.rows[k]
+		used := r.hi // tmux's cellused: erased columns count
+		if k == s.cy {
+			if s.cx < used {
+				cursorAt = offset + s.cx
+			} else {
+				cursorAt = -2
+			}
+		}
+		dst = r.appendGlyphs(dst, used)
+		offset += used
+	}
+	return dst, cursorAt
+}
+
+// appendLaidOut fills a line's glyphs into new rows of width columns,
+// appended to out, greedily: a character that does not fit wraps to the
+// next row, one wider than the row is dropped. There is always at least one
+// row, the line's last one not yet marked wrapped.
+func appendLaidOut(out []*row, glyphs []glyph, width int) []*row {
+	cur, col := newRow(width), 0
+	out = append(out, cur)
+	for _, g := range glyphs {
+		if g.width > width {
+			continue // a wide character in a one-column pane
+		}
+		if col+g.width > width {
+			cur.wrapped = true
+			cur, col = newRow(width), 0
+			out = append(out, cur)
+		}
+		cur.place(col, g)
+		col += g.width
+	}
+	return out
+}
+
+// scrollExcess ends the rows above the screen's height as final lines
+// (scrolled off the top) and moves the cursor up with the rest; a cursor
+// that was on a row scrolled off goes to the top left.
+func (s *Screen) scrollExcess(out []*row, cx, cy int) ([]*row, int, int) {
+	off := len(out) - s.height
+	if off <= 0 {
+		return out, cx, cy
+	}
+	for _, r := range out[:off] {
+		s.final(r)
+	}
+	s.scrolled += int64(off)
+	cy -= off
+	if cy < 0 {
+		cx, cy = 0, 0
+	}
+	return out[off:], cx, cy
 }
 
 // unwrapPosition finds the row and column of offset (-2: the end) in a
