@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // State files (records, specs, notifications) are read only when they are
@@ -110,6 +112,42 @@ func writeFileReplacing(path string, data []byte, synced bool) error {
 	return w.commit(data, synced)
 }
 
+// replaceRecycling replaces path with data by writing data over the file
+// at spare and exchanging the two names in one rename: the name path goes
+// from the whole old version to the whole new one, and spare keeps the old
+// version's inode for the next replacement, so no inode is allocated or
+// freed. Without a spare, or on a filesystem without RENAME_EXCHANGE, it
+// does nothing and reports false; recycled is true once it has acted,
+// whatever the error.
+func replaceRecycling(path, spare string, data []byte) (recycled bool, err error) {
+	f, err := os.OpenFile(spare, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false, nil
+	}
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, spare, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+		if errors.Is(err, unix.ENOENT) {
+			// No record yet: the spare becomes it.
+			err = os.Rename(spare, path)
+		}
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		os.Remove(spare) // no exchange here: plain atomic writes from now on
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
+}
+
 // pendingWrite is an atomic replacement of a file whose temp file exists
 // already, so that it can be created while something else is waited for
 // and the write itself allocates no inode (see markCount for why that
@@ -150,6 +188,31 @@ func (w *pendingWrite) commit(data []byte, synced bool) error {
 			d.Sync()
 			d.Close()
 		}
+	}
+	return nil
+}
+
+// commitKeeping is commit for a file that is rewritten often: the version
+// it replaces is not freed but kept at spare, for replaceRecycling to write
+// over next time.
+func (w *pendingWrite) commitKeeping(data []byte, spare string) error {
+	_, err := w.tmp.Write(data)
+	if cerr := w.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, w.tmp.Name(), unix.AT_FDCWD, w.path, unix.RENAME_EXCHANGE)
+		if err == nil {
+			if os.Rename(w.tmp.Name(), spare) != nil {
+				os.Remove(w.tmp.Name())
+			}
+			return nil
+		}
+		err = os.Rename(w.tmp.Name(), w.path) // no old version, or no exchange here
+	}
+	if err != nil {
+		os.Remove(w.tmp.Name())
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package tasks
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -523,5 +524,31 @@ func TestLoadAcceptsOutputPathThroughAnotherSpelling(t *testing.T) {
 	}
 	if got.OutputPath != s.outputPath("abcd0001") {
 		t.Errorf("OutputPath = %q, want this store's own %q", got.OutputPath, s.outputPath("abcd0001"))
+	}
+}
+
+// Saving a record again and again allocates and frees no inode: the two
+// versions' inodes take turns (see save).
+func TestSavesRecycleTheRecordsInodes(t *testing.T) {
+	s := newTestStore(t)
+	r := saveRunning(t, s, "0000abcd", time.Now())
+	inodes := map[uint64]bool{}
+	for i := range 6 {
+		r.Name = fmt.Sprintf("version %d", i)
+		if err := s.save(r); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.load(r.ID)
+		if err != nil || got.Name != r.Name {
+			t.Fatalf("after save %d: load %+v, %v", i, got, err)
+		}
+		for _, p := range []string{s.recordPath(r.ID), s.sparePath(r.ID)} {
+			if fi, err := os.Lstat(p); err == nil {
+				inodes[fi.Sys().(*syscall.Stat_t).Ino] = true
+			}
+		}
+	}
+	if len(inodes) != 2 {
+		t.Errorf("six saves used %d inodes, want the same two", len(inodes))
 	}
 }

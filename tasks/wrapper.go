@@ -311,12 +311,32 @@ func (s *Store) takeSpec(id string) (*spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("refusing task spec %s: %w", path, err)
 	}
-	os.Remove(path)
+	s.spendSpec(id)
 	var sp spec
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return nil, fmt.Errorf("task spec %s is corrupt: %w", path, err)
 	}
 	return &sp, nil
+}
+
+// spendSpec empties the spec the wrapper has read (the caller's
+// environment must not outlive the start of the command) and keeps its
+// inode as the record's spare (see save) rather than freeing it.
+func (s *Store) spendSpec(id string) {
+	path := s.specPath(id)
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		err = f.Truncate(0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(path, s.sparePath(id))
+	}
+	if err != nil {
+		os.Remove(path)
+	}
 }
 
 // taskEnv is the caller's environment, corrected for where the command
