@@ -78,38 +78,9 @@ timeout the task keeps running, unless --ready-timeout-kill stops it.`,
   qtask run --bg --name build -- 'make -j4 2>&1 | tee build.log'`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Command = strings.Join(args, " ")
-			if err := tasks.CheckCommand(opts.Command); err != nil {
-				return &UsageError{Err: err}
-			}
-			if err := tasks.CheckName(opts.Name); err != nil {
-				return &UsageError{Err: err}
-			}
-			opts.Agent = opts.Agent || deps.Env.Agent
-			if opts.Agent && !opts.Background {
-				if err := agent.CheckSleep(opts.Command); err != nil {
-					return err
-				}
-			}
-			if cmd.Flags().Changed("timeout") {
-				if opts.Background {
-					return usageErrorf("--timeout applies to foreground runs; drop it or drop --bg")
-				}
-				if timeout < 0 {
-					return usageErrorf("--timeout must not be negative")
-				}
-				opts.Timeout = &timeout
-			}
-			switch opts.OnTimeout {
-			case "", config.OnTimeoutBackground, config.OnTimeoutKill:
-			default:
-				return usageErrorf("--on-timeout must be %s or %s, not %q", config.OnTimeoutBackground, config.OnTimeoutKill, opts.OnTimeout)
-			}
-			ready, err := gate.options(cmd, opts.Background)
-			if err != nil {
+			if err := opts.complete(cmd, args, deps, timeout, &gate); err != nil {
 				return err
 			}
-			opts.Ready = ready
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -127,6 +98,45 @@ timeout the task keeps running, unless --ready-timeout-kill stops it.`,
 	gate.register(cmd)
 	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "agent mode: results worded for a coding agent, a leading sleep refused (default: on when $QTASK_AGENT is set)")
 	return cmd
+}
+
+// complete fills opts from the command line's words and the flags that are
+// not bound to it directly, and rejects what cannot run before anything
+// starts: a usage error exits 2, a refused sleep says why for the agent.
+func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, timeout time.Duration, gate *readyFlags) error {
+	opts.Command = strings.Join(args, " ")
+	if err := tasks.CheckCommand(opts.Command); err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := tasks.CheckName(opts.Name); err != nil {
+		return &UsageError{Err: err}
+	}
+	opts.Agent = opts.Agent || deps.Env.Agent
+	if opts.Agent && !opts.Background {
+		if err := agent.CheckSleep(opts.Command); err != nil {
+			return err
+		}
+	}
+	if cmd.Flags().Changed("timeout") {
+		if opts.Background {
+			return usageErrorf("--timeout applies to foreground runs; drop it or drop --bg")
+		}
+		if timeout < 0 {
+			return usageErrorf("--timeout must not be negative")
+		}
+		opts.Timeout = &timeout
+	}
+	switch opts.OnTimeout {
+	case "", config.OnTimeoutBackground, config.OnTimeoutKill:
+	default:
+		return usageErrorf("--on-timeout must be %s or %s, not %q", config.OnTimeoutBackground, config.OnTimeoutKill, opts.OnTimeout)
+	}
+	ready, err := gate.options(cmd, opts.Background)
+	if err != nil {
+		return err
+	}
+	opts.Ready = ready
+	return nil
 }
 
 func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
@@ -212,15 +222,7 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 // runForeground streams a foreground task's output until it ends (exit
 // with its code), is promoted (exit 125) or times out.
 func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks.Task, cfg config.Config, opts *RunOptions) error {
-	timeout := cfg.ForegroundTimeout
-	if opts.Timeout != nil {
-		timeout = *opts.Timeout
-	}
-	timeout = route.ForegroundTimeout(timeout, opts.ToolTimeout)
-	onTimeout := cfg.OnTimeout
-	if opts.OnTimeout != "" {
-		onTimeout = opts.OnTimeout
-	}
+	timeout, onTimeout := foregroundLimit(cfg, opts)
 	out := &lineTracker{w: deps.IO.Out, atLineStart: true}
 	defer opts.display.Close()
 	res, err := store.Attend(ctx, t.ID, tasks.AttendOptions{
@@ -234,23 +236,53 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 	if err != nil {
 		return err
 	}
+	if res.Promoted {
+		return reportPromoted(deps, out, res, timeout, opts.Agent)
+	}
+	return reportEnd(deps, out, res.Task, timeout, opts)
+}
+
+// foregroundLimit is how long a foreground run may hold the caller, and
+// what happens then: the flags win over the config, and a routed agent
+// command stays under its tool's own timeout.
+func foregroundLimit(cfg config.Config, opts *RunOptions) (time.Duration, string) {
+	timeout := cfg.ForegroundTimeout
+	if opts.Timeout != nil {
+		timeout = *opts.Timeout
+	}
+	timeout = route.ForegroundTimeout(timeout, opts.ToolTimeout)
+	onTimeout := cfg.OnTimeout
+	if opts.OnTimeout != "" {
+		onTimeout = opts.OnTimeout
+	}
+	return timeout, onTimeout
+}
+
+// reportPromoted tells the caller the task went on in the background (by
+// the promote key or command, or at the timeout) and where to find it; the
+// run exits 125.
+func reportPromoted(deps *Deps, out *lineTracker, res *tasks.AttendResult, timeout time.Duration, agentMode bool) error {
 	end := res.Task
 	id := displayValue(end.ID)
-	if res.Promoted && opts.Agent {
-		out.endLine()
+	out.endLine()
+	if agentMode {
 		fmt.Fprint(out, agent.MovedToBackground(id, displayValue(end.OutputPath), timeout, res.TimedOut))
 		return &ExitError{Code: exitPromoted}
 	}
-	if res.Promoted {
-		out.endLine()
-		why := ""
-		if res.TimedOut {
-			why = fmt.Sprintf(" after the %s timeout", timeout)
-		}
-		fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", id, why, displayValue(end.OutputPath))
-		fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `%s logs -f %s`, stop it with `%[1]s stop %[3]s`\n", deps.typedName(), id, id)
-		return &ExitError{Code: exitPromoted}
+	why := ""
+	if res.TimedOut {
+		why = fmt.Sprintf(" after the %s timeout", timeout)
 	}
+	fmt.Fprintf(out, "promoted to background as %s%s; output continues in %s\n", id, why, displayValue(end.OutputPath))
+	fmt.Fprintf(deps.IO.ErrOut, "qtask: follow it with `%s logs -f %s`, stop it with `%[1]s stop %[3]s`\n", deps.typedName(), id, id)
+	return &ExitError{Code: exitPromoted}
+}
+
+// reportEnd says how a foreground task ended, when its exit code alone
+// does not (a failure with a reason, a hint for a long run that might
+// better have run in the background), and exits with the task's code.
+func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Duration, opts *RunOptions) error {
+	id := displayValue(end.ID)
 	// A routed command's output is what the agent would have seen without
 	// qtask, and an agent reads a plain exit from the exit code.
 	quiet := opts.Script != "" || opts.Agent && strings.HasPrefix(end.Error, "exited with code ")
