@@ -27,6 +27,7 @@ func (h *harness) attachClient(session string) {
 }
 
 func TestAttachSwitchesClientToTask(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
 		t.Fatal(err)

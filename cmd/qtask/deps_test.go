@@ -16,6 +16,7 @@ import (
 // CPU, the MCP SDK (net/http, TLS, OAuth) about 0.6 ms (bench/run-bg.sh);
 // the MCP server is qtask-mcp, a program of its own.
 func TestStartLinksNoDocumentOrMCPTools(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestRunBackgroundLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	out := h.mustQtask("run", "--bg", "--", "echo hello from qtask")
 	if !strings.Contains(out, "Started task ") || !strings.Contains(out, "qtask stop ") {
@@ -39,6 +40,7 @@ func TestRunBackgroundLifecycle(t *testing.T) {
 }
 
 func TestLsEmpty(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if got := h.mustQtask("ls"); got != "No background tasks.\n" {
 		t.Fatalf("ls on a fresh state dir = %q", got)
@@ -49,6 +51,7 @@ func TestLsEmpty(t *testing.T) {
 }
 
 func TestExitStatuses(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct {
 		command    string
@@ -81,6 +84,7 @@ func deref(p *int) any {
 }
 
 func TestWaitPassesExitCode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a := h.start("sleep 0.3; exit 7")
 	if r := h.qtask("wait", a.ID); r.code != 7 {
@@ -104,6 +108,7 @@ func TestWaitPassesExitCode(t *testing.T) {
 }
 
 func TestCommandStringRunsExactlyAsWritten(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cmd := `X='a  b'; echo "$X" $(echo sub) "quote'd" ünïcødé; printf 'line1\nline2\n'`
 	task := h.wait(h.start(cmd).ID)
@@ -117,6 +122,7 @@ func TestCommandStringRunsExactlyAsWritten(t *testing.T) {
 }
 
 func TestFirstByteIsCaptured(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for i := range 5 {
 		task := h.wait(h.start(fmt.Sprintf("printf 'FIRST%d'; echo ' rest'", i)).ID)
@@ -127,6 +133,7 @@ func TestFirstByteIsCaptured(t *testing.T) {
 }
 
 func TestLastLineIsInFileWhenWaitReturns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.start("seq 1 20000")
 	h.mustQtask("wait", task.ID)
@@ -138,6 +145,7 @@ func TestLastLineIsInFileWhenWaitReturns(t *testing.T) {
 }
 
 func TestOutputIsCleanText(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cases := []struct{ name, command, want string }{
 		{"colours", `printf '\033[1;31mred\033[0m plain\n'`, "red plain\n"},
@@ -162,6 +170,7 @@ func TestOutputIsCleanText(t *testing.T) {
 // end as one failing draw did, with ESC just before the newline, which
 // used to eat the "a" of "after".
 func TestBinaryOutputIsNotedNotWritten(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	data := make([]byte, 20000)
 	r := rand.New(rand.NewPCG(1, 1))
@@ -184,6 +193,7 @@ func TestBinaryOutputIsNotedNotWritten(t *testing.T) {
 }
 
 func TestHugeLineAndCap(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("output_max_bytes = \"256KiB\"\n")
 	line := h.wait(h.start(`head -c 1000000 /dev/zero | tr '\0' a; echo; echo done`).ID)
@@ -204,6 +214,7 @@ func TestHugeLineAndCap(t *testing.T) {
 }
 
 func TestCallerCwdAndEnvironment(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// The tmux server is started from elsewhere first, with other variables.
 	h.start("true")
@@ -233,6 +244,7 @@ func TestCallerCwdAndEnvironment(t *testing.T) {
 }
 
 func TestStopKillsWholeGroup(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.start(`sleep 300 & (sleep 301 &) ; trap '' TERM; sleep 302; wait`)
 	eventually(t, "task to have a pid", func() bool { return h.status(task.ID).PID != 0 })
@@ -278,6 +290,7 @@ func groupMembers(pgid int) []int {
 }
 
 func TestLostTasksAreSettled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	byPane := h.start("sleep 300")
 	eventually(t, "pane id", func() bool { return h.status(byPane.ID).PID != 0 })
@@ -308,6 +321,7 @@ func TestLostTasksAreSettled(t *testing.T) {
 }
 
 func TestParallelStarts(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const n = 50
 	ids := make([]string, n)
@@ -354,6 +368,7 @@ func TestParallelStarts(t *testing.T) {
 }
 
 func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if _, err := h.tmux("new-session", "-d", "-s", "user", "-x", "100", "-y", "30"); err != nil {
 		t.Fatal(err)
@@ -400,6 +415,7 @@ func TestInsideTmuxTouchesOnlyItsSession(t *testing.T) {
 }
 
 func TestStatePermissionsAndCorruptRecord(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.wait(h.start("echo hi").ID)
 	check := func(path string, want os.FileMode) {
@@ -425,6 +441,7 @@ func TestStatePermissionsAndCorruptRecord(t *testing.T) {
 }
 
 func TestIDsAndErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.wait(h.start("echo x").ID)
 	if got := h.status(task.ID[:4]); got.ID != task.ID {
@@ -466,6 +483,7 @@ func mustRead(t *testing.T, path string) string {
 }
 
 func TestLogsOptions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.wait(h.start("seq 1 10").ID)
 	if got := h.mustQtask("logs", "--tail", "3", task.ID); got != "8\n9\n10\n" {
@@ -481,6 +499,7 @@ func TestLogsOptions(t *testing.T) {
 }
 
 func TestStatusShowsRecentOutputWhileRunning(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.start("echo warming up; sleep 30")
 	eventually(t, "output", func() bool { return strings.Contains(h.output(task.ID), "warming up") })
@@ -492,6 +511,7 @@ func TestStatusShowsRecentOutputWhileRunning(t *testing.T) {
 }
 
 func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("session = \"qtask\"\nshel = \"bash\"\n")
 	r := h.qtask("config", "check")
@@ -512,6 +532,7 @@ func TestConfigErrorsNameFileLineAndKey(t *testing.T) {
 }
 
 func TestUserTextNeverRunsInTmux(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start("sleep 5") // a running server, so every path is exercised
 	canary := filepath.Join(h.root, "pwned")
@@ -532,6 +553,7 @@ func TestUserTextNeverRunsInTmux(t *testing.T) {
 }
 
 func TestStopEndsASuspendedTaskWithSIGTERM(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	task := h.start("exec sleep 300")
 	eventually(t, "task to have a pid", func() bool { return h.status(task.ID).PID != 0 })

@@ -95,6 +95,7 @@ func (h *harness) lastTask() tasks.Task {
 }
 
 func TestForegroundPassesExitCodeAndOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.qtask("run", "--", "echo one; echo two >&2; echo three; exit 4")
 	if r.code != 4 {
@@ -109,6 +110,7 @@ func TestForegroundPassesExitCodeAndOrder(t *testing.T) {
 }
 
 func TestPromoteKeepsProcessAndOutput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	fg := h.runForeground(nil, "--", "for i in $(seq 1 30); do echo $i; sleep 0.1; done")
 	var task tasks.Task
@@ -147,6 +149,7 @@ func TestPromoteKeepsProcessAndOutput(t *testing.T) {
 }
 
 func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.qtask("run", "--timeout", "500ms", "--", "echo begin; sleep 1.5; echo the-last-line")
 	if r.code != exitPromoted || !strings.Contains(r.stdout, "promoted to background as ") {
@@ -167,6 +170,7 @@ func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
 }
 
 func TestTimeoutKillLeavesNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.qtask("run", "--timeout", "500ms", "--on-timeout", "kill", "--", "sleep 300 & sleep 301")
 	task := h.lastTask()
@@ -206,6 +210,7 @@ func TestLongRunningHint(t *testing.T) {
 }
 
 func TestInterruptStopsForegroundTask(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	fg := h.runForeground(nil, "--", "echo ready; sleep 300")
 	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
@@ -249,6 +254,7 @@ func TestCallerKilledTaskCarriesOn(t *testing.T) {
 }
 
 func TestPromoteErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if _, err := h.tmux("new-session", "-d", "-s", "idle"); err != nil {
 		t.Fatal(err)
@@ -270,6 +276,7 @@ func TestPromoteErrors(t *testing.T) {
 }
 
 func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
 		t.Fatal(err)
@@ -304,6 +311,7 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 }
 
 func TestPromoteByPaneStaysOnItsServer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	fg := h.runForeground(nil, "--", "echo ready; sleep 30")
 	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })

@@ -62,6 +62,7 @@ func (h *harness) fillState() (free func()) {
 // only what did not fit in memory: the output before and after is in the
 // file, and one note says how many bytes were lost and why.
 func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -123,6 +124,7 @@ func TestFullDiskLosesOutputOnlyWithANote(t *testing.T) {
 // never as lost, and with its last words in the file: a capture that
 // cannot write yet is slow, not done.
 func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -158,6 +160,7 @@ func TestTaskEndingOnAFullDiskSettlesWithItsExitCode(t *testing.T) {
 // A reader that finds a lost task but cannot write its settle says so
 // instead of hiding it.
 func TestReaderThatCannotSettleWarns(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}

@@ -153,6 +153,7 @@ func stripPaneNumbers(layout string) string {
 }
 
 func TestInteractivePromoteIdleAndStop(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pane := h.shellPane(interactiveShells[0])
 	if r := h.qtask("promote", "--pane", pane); r.code != 1 || !strings.Contains(r.stderr, "nothing running in pane "+pane) {
@@ -178,6 +179,7 @@ func TestInteractivePromoteIdleAndStop(t *testing.T) {
 // the end of the job that was in the foreground at the promote for the end
 // of the line (it once said "already ended: lost" and left the loop running).
 func TestInteractiveStopWhileTheShellRunsTheLine(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pane := h.shellPane(interactiveShells[0])
 	gate := filepath.Join(h.root, "gate")
@@ -207,6 +209,7 @@ func TestInteractiveStopWhileTheShellRunsTheLine(t *testing.T) {
 }
 
 func TestHooksAreSilentAndHarmless(t *testing.T) {
+	t.Parallel()
 	for _, sh := range interactiveShells {
 		t.Run(sh.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -234,6 +237,7 @@ func TestHooksAreSilentAndHarmless(t *testing.T) {
 }
 
 func TestInteractivePromoteKeepsPaneWhenConfigured(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("keep_promoted_pane = true\n")
 	pane := h.shellPane(interactiveShells[0])

@@ -64,6 +64,7 @@ func testPattern(name string) string {
 }
 
 func TestIsolatedRunsInPrivatePIDNamespace(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}

@@ -110,6 +110,7 @@ func TestMCPInspector(t *testing.T) {
 // the task's end and its notification, exactly once in the whole
 // conversation.
 func TestMCPWithRealAgents(t *testing.T) {
+	t.Parallel()
 	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
 		gate := filepath.Join(h.root, "gate")
 		marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
@@ -181,6 +182,7 @@ func TestMCPWithRealAgents(t *testing.T) {
 // given nothing else, starts it and its tool result reaches the model.
 // Uninstall takes the registration out again.
 func TestAgentInstallRegistersMCP(t *testing.T) {
+	t.Parallel()
 	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
 		proj := filepath.Join(h.root, "proj")
 		os.MkdirAll(proj, 0o755)
@@ -226,6 +228,7 @@ func TestAgentInstallRegistersMCP(t *testing.T) {
 func eachAgent(t *testing.T, test func(t *testing.T, a agenttest.Agent, h *harness)) {
 	for _, a := range []agenttest.Agent{agenttest.Claude, agenttest.Qwen, agenttest.Gemini} {
 		t.Run(a.Name, func(t *testing.T) {
+			t.Parallel() // each agent has its own server, state and mock
 			agenttest.Require(t, a)
 			h := newHarness(t)
 			h.writeConfig("shell = \"sh\"\n")

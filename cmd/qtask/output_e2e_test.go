@@ -84,6 +84,7 @@ func (h *harness) startGatedCapture() (task tasks.Task, gate string, capture int
 // later is in the file, the gap is marked there, and the task says its output
 // is incomplete.
 func TestKilledCaptureIsReplacedAndTheGapMarked(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -114,6 +115,7 @@ func TestKilledCaptureIsReplacedAndTheGapMarked(t *testing.T) {
 // task running, nor let it settle as if its output were whole: it is
 // replaced, and the loss is said in the file and the task.
 func TestStalledCaptureIsReplacedAndTheLossSaid(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}

@@ -103,6 +103,7 @@ func bystander(t *testing.T, setsid bool) (pid int, survived func(what string)) 
 // unrelated setsid group: stop and stop --all must settle them as lost and
 // signal nothing (once, stop on pid 1 sent SIGTERM to -1: every process).
 func TestStopSignalsOnlyWhatItOwns(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -151,6 +152,7 @@ func TestStopSignalsOnlyWhatItOwns(t *testing.T) {
 // ignores SIGHUP outlives its pane; when the wrapper is lost, reconcile
 // still finds it by its group and kills it.
 func TestLostTaskOrphansDieWithScrubbedEnvironment(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -342,6 +344,7 @@ func TestStopRefusesTheTaskItRunsIn(t *testing.T) {
 // started "running", nor make a live task look dead: liveness is the
 // wrapper's pid and start time.
 func TestFutureStartedAtNeverKeepsADeadTaskRunning(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}

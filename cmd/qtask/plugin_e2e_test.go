@@ -461,6 +461,7 @@ func TestPluginMenuFallbackDisplayMenu(t *testing.T) {
 // session (config session = the user's), where L would leave for whatever
 // session was last.
 func TestAttachHintGoesBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, session, key, hint string
 	}{

@@ -148,6 +148,7 @@ func TestForegroundPipedGetsCleanText(t *testing.T) {
 // A caller that stops reading its raw stream (stopped, here) never holds
 // up the task or its output file.
 func TestForegroundStoppedTerminalCallerNeverBlocksTask(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
@@ -181,6 +182,7 @@ func TestForegroundStoppedTerminalCallerNeverBlocksTask(t *testing.T) {
 // A terminal caller released by a promote, or killed, stops reading; the
 // task carries on printing and its output file is complete.
 func TestForegroundTerminalCallerLeavesTaskUntouched(t *testing.T) {
+	t.Parallel()
 	for _, leave := range []string{"promote", "SIGKILL"} {
 		t.Run(leave, func(t *testing.T) {
 			t.Parallel()

@@ -251,6 +251,7 @@ func TestInsertAfterTabKeepsCapturing(t *testing.T) {
 // interactive shell draws at the pane's real size, not 80×24, and follows
 // the pane when it is resized.
 func TestAdoptedPaneDrawsAtItsSize(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pane := h.shellPane(interactiveShells[0])
 	gate := filepath.Join(h.root, "gate")

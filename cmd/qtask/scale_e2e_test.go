@@ -33,6 +33,7 @@ func stopAllTasks(t *testing.T) int {
 // every one is cancelled, and no process of any of them is left — not the
 // command, not its wrapper, not its capture.
 func TestStopAllStopsABurst(t *testing.T) {
+	t.Parallel()
 	if !isolated(t) {
 		return
 	}
