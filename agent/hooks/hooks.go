@@ -287,53 +287,30 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	}
 	var counter *BlockCounter
 	if kind == EndOfTurn {
-		key := in.SessionID
-		if key == "" {
-			key = "scope:" + strings.Join(opts.Scopes, "\x00")
-		}
-		counter = NewBlockCounter(agentDir, a, key)
-		if !counter.Allow(in.StopHookActive) {
-			counter.Clear()
+		var allow bool
+		if counter, allow = a.endOfTurn(ctx, store, agentDir, in, opts); !allow {
 			return nil, nil
 		}
-		if opts.Hold > 0 {
-			holdForRunning(ctx, store, opts.Scopes, opts.Hold)
-		}
 	}
-	// Where the agent may go idle (its turn ends, or the session just
-	// started and waits for its first prompt), it is noted idle before the
-	// queue is read: a task that ends from now on finds it idle and wakes
-	// it. Noted after, a task ending in between found it busy and typed
-	// nothing, and the hook had nothing to pass on: the agent slept
-	// through it (seen in CI). What is queued by then, the hook passes on
-	// itself, once it has taken the idle note back; if a settle took it
-	// first, that settle's wake line brings the agent back for it.
 	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
 	tookBack := false
 	if mayIdle {
-		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
-		pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
-		if err != nil {
+		var handedOff bool
+		var err error
+		if tookBack, handedOff, err = noteIdleFirst(store, opts); err != nil {
 			return nil, err
 		}
-		if len(pending) > 0 {
-			if tookBack = store.TakeBackIdle(opts.Scopes); !tookBack {
-				if counter != nil {
-					counter.Clear()
-				}
-				return a.Answer(event, nil), nil
+		if handedOff {
+			if counter != nil {
+				counter.Clear()
 			}
+			return a.Answer(event, nil), nil
 		}
 	}
-	list, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	out, err := a.answerQueued(store, event, opts.Scopes)
 	if err != nil {
 		return nil, err
 	}
-	envelopes := make([]string, len(list))
-	for i, n := range list {
-		envelopes[i] = agent.Envelope(n)
-	}
-	out := a.Answer(event, envelopes)
 	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && (!idle || tookBack) {
 		// Busy: any other event, or a turn kept going with what was read;
 		// or idle again once the hook has passed on what it took back.
@@ -347,6 +324,59 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		}
 	}
 	return out, nil
+}
+
+// endOfTurn prepares an end of turn: the session's block counter, and
+// whether one more block would be honoured (if not, the count starts again
+// and the notifications stay queued for the next prompt). With a hold, it
+// first waits for the scopes' running tasks, so a headless run hears of
+// them before it exits.
+func (a Agent) endOfTurn(ctx context.Context, store *tasks.Store, agentDir string, in Input, opts Options) (*BlockCounter, bool) {
+	key := in.SessionID
+	if key == "" {
+		key = "scope:" + strings.Join(opts.Scopes, "\x00")
+	}
+	counter := NewBlockCounter(agentDir, a, key)
+	if !counter.Allow(in.StopHookActive) {
+		counter.Clear()
+		return counter, false
+	}
+	if opts.Hold > 0 {
+		holdForRunning(ctx, store, opts.Scopes, opts.Hold)
+	}
+	return counter, true
+}
+
+// noteIdleFirst notes the agent idle where it may go idle (its turn ends,
+// or the session just started and waits for its first prompt) before the
+// queue is read: a task that ends from now on finds it idle and wakes it.
+// Noted after, a task ending in between found it busy and typed nothing,
+// and the hook had nothing to pass on: the agent slept through it (seen in
+// CI). What is queued by then, the hook passes on itself, once it has taken
+// the idle note back (tookBack); if a settle took it first (handedOff),
+// that settle's wake line brings the agent back for it.
+func noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
+	store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
+	pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
+	if err != nil || len(pending) == 0 {
+		return false, false, err
+	}
+	tookBack = store.TakeBackIdle(opts.Scopes)
+	return tookBack, !tookBack, nil
+}
+
+// answerQueued consumes the scopes' pending notifications and answers
+// event with them in the agent's shape (nil: nothing to say).
+func (a Agent) answerQueued(store *tasks.Store, event string, scopes []string) ([]byte, error) {
+	list, err := store.Notifications(scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	if err != nil {
+		return nil, err
+	}
+	envelopes := make([]string, len(list))
+	for i, n := range list {
+		envelopes[i] = agent.Envelope(n)
+	}
+	return a.Answer(event, envelopes), nil
 }
 
 // holdForRunning waits up to hold for the scopes' running tasks to end, so
