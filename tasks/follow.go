@@ -229,34 +229,21 @@ func (s *Store) FollowLines(ctx context.Context, t *Task, offset int64, line fun
 // and all of it is copied, or ctx is done (its error), calling round (if
 // set) after each copy. It sleeps on file events, not a busy poll.
 func (s *Store) follow(ctx context.Context, id string, fl *follower, w io.Writer, round func() error) error {
-	watch := s.watch([]string{id}, true)
-	defer watch.Close()
 	defer fl.close()
-	for {
-		// Read the status before the output, so the last copy after an end
-		// is seen is guaranteed to include everything the task printed.
-		r, err := s.load(id)
-		if err != nil {
-			return err
-		}
-		r = s.reconcile(r)
+	return s.watchRecords(ctx, []string{id}, true, func(rs []*record) (bool, error) {
+		// The status is read before the output, so the last copy after an
+		// end is seen is guaranteed to include everything the task printed.
+		r := rs[0]
 		if err := fl.copyNew(w, !r.Running()); err != nil {
-			return err
+			return false, err
 		}
 		if round != nil {
 			if err := round(); err != nil {
-				return err
+				return false, err
 			}
 		}
-		if !r.Running() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-watch.C:
-		}
-	}
+		return !r.Running(), nil
+	})
 }
 
 // lineWriter cuts what is written to it into lines for a callback (blank

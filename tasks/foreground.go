@@ -65,16 +65,8 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 		}
 		r = s.reconcile(r)
 		done := !r.Running() || r.Background
-		if opts.Display != nil && done {
-			// The capture wrote every raw byte before it let the task end.
-			if err := opts.Display.stop(opts.Out, r.Running()); err != nil {
-				return nil, err
-			}
-		} else if opts.Display == nil {
-			// Once the caller stops waiting, it gets the screen as it is.
-			if err := fl.copyNew(opts.Out, done); err != nil {
-				return nil, err
-			}
+		if err := attendOutput(opts, fl, r, done); err != nil {
+			return nil, err
 		}
 		if done {
 			res.Task, res.Promoted = &r.Task, r.Running()
@@ -85,29 +77,62 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 		case <-timeout:
 			res.TimedOut = true
 			timeout = nil
-			if !opts.KillOnTimeout {
-				if _, err := s.promote(context.WithoutCancel(ctx), id, opts.Session); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}
-			if _, err := s.Stop(ctx, id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+			if err := s.actOnTimeout(ctx, id, opts); err != nil {
 				return nil, err
 			}
 		case <-ctx.Done():
-			sig := syscall.SIGTERM
-			var intr *Interrupted
-			if errors.As(context.Cause(ctx), &intr) {
-				sig = intr.Signal
-			}
+			sig := interruptSignal(ctx)
 			// The interrupt is passed on however long the lock takes.
 			ctx = context.WithoutCancel(ctx)
 			s = s.WithContext(ctx)
-			stop := StopOptions{Grace: opts.StopGrace, Signal: sig}
-			if _, err := s.Stop(ctx, id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+			if err := s.stopIfRunning(ctx, id, StopOptions{Grace: opts.StopGrace, Signal: sig}); err != nil {
 				return nil, err
 			}
 		}
 	}
+}
+
+// attendOutput brings the caller's terminal up to date with the task: the
+// raw stream with a Display, else the output file's new text. Once the
+// caller stops waiting (done), it gets the screen as it is; a Display is
+// complete by then, the capture having written every raw byte before it
+// let the task end.
+func attendOutput(opts AttendOptions, fl *follower, r *record, done bool) error {
+	if opts.Display == nil {
+		return fl.copyNew(opts.Out, done)
+	}
+	if done {
+		return opts.Display.stop(opts.Out, r.Running())
+	}
+	return nil
+}
+
+// actOnTimeout does what a foreground timeout asks: promote the task to the
+// background (the caller is released once the record says so), or stop it.
+func (s *Store) actOnTimeout(ctx context.Context, id string, opts AttendOptions) error {
+	if !opts.KillOnTimeout {
+		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session)
+		return err
+	}
+	stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}
+	return s.stopIfRunning(ctx, id, stop)
+}
+
+// interruptSignal is the signal a cancelled foreground caller passes on to
+// its task: the one in an *Interrupted cause, else SIGTERM.
+func interruptSignal(ctx context.Context) syscall.Signal {
+	var intr *Interrupted
+	if errors.As(context.Cause(ctx), &intr) {
+		return intr.Signal
+	}
+	return syscall.SIGTERM
+}
+
+// stopIfRunning stops the task; one that has already ended is no error,
+// since ending it was the point.
+func (s *Store) stopIfRunning(ctx context.Context, id string, stop StopOptions) error {
+	if _, err := s.Stop(ctx, id, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
+		return err
+	}
+	return nil
 }

@@ -70,26 +70,20 @@ func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
 func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, done func(*record) bool) (*record, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w := s.watch([]string{id}, false)
-	defer w.Close()
-	for {
-		r, err := s.load(id)
-		if err != nil {
-			return nil, err
-		}
-		r = s.reconcile(r)
-		if done(r) {
-			return r, nil
-		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return r, nil
-			}
-			return r, ctx.Err()
-		case <-w.C:
-		}
+	var last *record
+	err := s.watchRecords(ctx, []string{id}, false, func(rs []*record) (bool, error) {
+		last = rs[0]
+		return done(last), nil
+	})
+	switch {
+	case err == nil:
+		return last, nil
+	case err != ctx.Err():
+		return nil, err // the record could not be read
+	case errors.Is(err, context.DeadlineExceeded):
+		return last, nil
 	}
+	return last, err
 }
 
 // ReadOutput copies the task's output from offset, at most limit bytes

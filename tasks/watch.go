@@ -132,26 +132,47 @@ func (s *Store) Wait(ctx context.Context, ids []string) ([]*Task, error) {
 		}
 		resolved[i] = full
 	}
-	w := s.watch(resolved, false)
-	defer w.Close()
-	for {
-		out := make([]*Task, 0, len(resolved))
+	var out []*Task
+	err := s.watchRecords(ctx, resolved, false, func(rs []*record) (bool, error) {
+		out = make([]*Task, 0, len(rs))
 		pending := false
-		for _, id := range resolved {
-			r, err := s.load(id)
-			if err != nil {
-				return nil, err
-			}
-			r = s.reconcile(r)
+		for _, r := range rs {
 			pending = pending || r.Running()
 			out = append(out, &r.Task)
 		}
-		if !pending {
-			return out, nil
+		return !pending, nil
+	})
+	if err != nil && err != ctx.Err() {
+		return nil, err
+	}
+	return out, err
+}
+
+// watchRecords is the loop of every wait on tasks: it calls step with the
+// records of ids, each loaded afresh and reconciled, at once and again
+// whenever the watch on them (with outputs, on their output files too)
+// wakes, until step says it is done or fails, and returns step's error. It
+// sleeps on file events, not a busy poll. If ctx is done first it returns
+// ctx.Err() itself, step having seen the records as they stood last; an
+// error loading a record is returned as it is.
+func (s *Store) watchRecords(ctx context.Context, ids []string, outputs bool, step func([]*record) (bool, error)) error {
+	w := s.watch(ids, outputs)
+	defer w.Close()
+	rs := make([]*record, len(ids))
+	for {
+		for i, id := range ids {
+			r, err := s.load(id)
+			if err != nil {
+				return err
+			}
+			rs[i] = s.reconcile(r)
+		}
+		if done, err := step(rs); done || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return out, ctx.Err()
+			return ctx.Err()
 		case <-w.C:
 		}
 	}
