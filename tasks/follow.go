@@ -50,40 +50,8 @@ const capDroppedFormat = "[qtask: %d bytes dropped by the output cap]\n"
 // all set (the task has ended, or the caller stops following) the live
 // tail too.
 func (fl *follower) copyNew(w io.Writer, all bool) error {
-	nf, err := capped.OpenRead(fl.path)
-	if err != nil {
-		return fmt.Errorf("open output: %w", err)
-	}
-	ino, err := inode(nf)
-	if err != nil {
-		nf.Close()
+	if err := fl.reopen(w); err != nil {
 		return err
-	}
-	if fl.f == nil || ino != fl.ino {
-		dropped, headerLen, err := capped.ReadHeader(fl.path)
-		if err != nil {
-			nf.Close()
-			return err
-		}
-		if fl.f != nil {
-			stream := fl.dropped + (fl.offset - fl.headerLen)
-			fl.offset = max(stream-dropped+headerLen, headerLen)
-			fl.f.Close()
-			if printed := stream + int64(len(fl.pending)); printed < dropped {
-				// Everything printed is gone, and more.
-				fl.pending = fl.pending[:0]
-				if _, err := fmt.Fprintf(w, capDroppedFormat, dropped-printed); err != nil {
-					nf.Close()
-					return err
-				}
-			} else if stream < dropped {
-				// Printed lines that became final were dropped.
-				fl.pending = fl.pending[dropped-stream:]
-			}
-		}
-		fl.f, fl.ino, fl.dropped, fl.headerLen = nf, ino, dropped, headerLen
-	} else {
-		nf.Close()
 	}
 	fi, err := fl.f.Stat()
 	if err != nil {
@@ -123,6 +91,59 @@ func (fl *follower) copyNew(w io.Writer, all bool) error {
 	}
 	fl.offset, fl.pending = next, append(fl.pending[:0], pending...)
 	return fl.readLiveLine(end, size)
+}
+
+// reopen opens the output file afresh, to see whether the cap has rotated
+// it since the last call (a new inode), and if so moves fl over to the new
+// file (see rotated). The first call just opens it.
+func (fl *follower) reopen(w io.Writer) error {
+	nf, err := capped.OpenRead(fl.path)
+	if err != nil {
+		return fmt.Errorf("open output: %w", err)
+	}
+	ino, err := inode(nf)
+	if err != nil {
+		nf.Close()
+		return err
+	}
+	if fl.f != nil && ino == fl.ino {
+		nf.Close()
+		return nil
+	}
+	dropped, headerLen, err := capped.ReadHeader(fl.path)
+	if err != nil {
+		nf.Close()
+		return err
+	}
+	if fl.f != nil {
+		if err := fl.rotated(w, dropped, headerLen); err != nil {
+			nf.Close()
+			return err
+		}
+	}
+	fl.f, fl.ino, fl.dropped, fl.headerLen = nf, ino, dropped, headerLen
+	return nil
+}
+
+// rotated translates fl's position, through the stream bytes each file's
+// header says were dropped before it, into a rotated file whose header
+// says dropped and is headerLen long, and closes the old file. Printed
+// text the rotation dropped is not printed again; text dropped before it
+// was printed is announced (capDroppedFormat), never skipped silently.
+func (fl *follower) rotated(w io.Writer, dropped, headerLen int64) error {
+	stream := fl.dropped + (fl.offset - fl.headerLen)
+	fl.offset = max(stream-dropped+headerLen, headerLen)
+	fl.f.Close()
+	if printed := stream + int64(len(fl.pending)); printed < dropped {
+		// Everything printed is gone, and more.
+		fl.pending = fl.pending[:0]
+		_, err := fmt.Fprintf(w, capDroppedFormat, dropped-printed)
+		return err
+	} else if stream < dropped {
+		// Printed lines that became final were dropped.
+		fl.pending = fl.pending[dropped-stream:]
+	}
+	return nil
 }
 
 // readLiveLine keeps fl.live the last line of the rows after the settled
