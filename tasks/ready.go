@@ -90,13 +90,8 @@ const portDialTimeout = 500 * time.Millisecond
 // -f` does (FollowLines), woken by file events; a port gate tries to connect,
 // and reads the record, every portPoll. An error is a failure to wait (or ctx's), not an outcome.
 func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOptions) (*ReadyResult, error) {
-	if opts.Pattern != nil && opts.Port != 0 {
-		return nil, &ArgumentError{Msg: "a readiness gate waits for a line or a port, not both"}
-	}
-	if opts.Pattern == nil {
-		if err := CheckPort(opts.Port); err != nil {
-			return nil, err
-		}
+	if err := opts.check(); err != nil {
+		return nil, err
 	}
 	t, err := s.Get(idOrPrefix)
 	if err != nil {
@@ -109,47 +104,75 @@ func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOpt
 		defer cancel()
 	}
 	res := &ReadyResult{Outcome: ReadyEnded}
-	if opts.Pattern != nil {
-		err = s.FollowLines(wctx, t, 0, func(line []byte) error {
-			if !opts.Pattern.Match(line) {
-				return nil
-			}
-			res.Outcome, res.Line = Ready, string(line)
-			return errLineMatched
-		})
-		if errors.Is(err, errLineMatched) {
-			err = nil
-		}
-	} else {
-		var open bool
-		open, err = s.awaitPort(wctx, t.ID, opts.Port)
-		if open {
-			res.Outcome = Ready
-		}
-	}
+	err = s.watchGate(wctx, t, opts, res)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		res.Outcome, err = ReadyTimedOut, nil
 		if opts.KillOnTimeout {
 			stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("not ready after %s", opts.Timeout)}
-			if _, err := s.Stop(ctx, t.ID, stop); err != nil && !errors.As(err, new(*NotRunningError)) {
-				return nil, err
-			}
+			err = s.stopIfRunning(ctx, t.ID, stop)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if res.Task, err = s.Get(t.ID); err != nil {
+	if err := s.fillReadyResult(res, t.ID); err != nil {
 		return nil, err
 	}
+	return res, nil
+}
+
+// check refuses a gate that waits for both a line and a port, or for a
+// port that cannot exist, before anything waits.
+func (o ReadyOptions) check() error {
+	if o.Pattern != nil && o.Port != 0 {
+		return &ArgumentError{Msg: "a readiness gate waits for a line or a port, not both"}
+	}
+	if o.Pattern == nil {
+		return CheckPort(o.Port)
+	}
+	return nil
+}
+
+// watchGate waits, until ctx is done, for the gate to be met (res.Outcome
+// becomes Ready, with the matching line for a pattern) or the task to end
+// (res is left as it was).
+func (s *Store) watchGate(ctx context.Context, t *Task, opts ReadyOptions, res *ReadyResult) error {
+	if opts.Pattern == nil {
+		open, err := s.awaitPort(ctx, t.ID, opts.Port)
+		if open {
+			res.Outcome = Ready
+		}
+		return err
+	}
+	err := s.FollowLines(ctx, t, 0, func(line []byte) error {
+		if !opts.Pattern.Match(line) {
+			return nil
+		}
+		res.Outcome, res.Line = Ready, string(line)
+		return errLineMatched
+	})
+	if errors.Is(err, errLineMatched) {
+		return nil
+	}
+	return err
+}
+
+// fillReadyResult adds the task as it stands now to res and, when the gate
+// was not met, the last lines of output, where the reason usually is.
+func (s *Store) fillReadyResult(res *ReadyResult, id string) error {
+	t, err := s.Get(id)
+	if err != nil {
+		return err
+	}
+	res.Task = t
 	if res.Outcome != Ready {
 		var b strings.Builder
 		if _, err := s.WriteOutputTail(res.Task, &b, ReadyTailLines); err != nil {
-			return nil, err
+			return err
 		}
 		res.Tail = b.String()
 	}
-	return res, nil
+	return nil
 }
 
 // awaitPort reports true once 127.0.0.1:port accepts a connection, false
