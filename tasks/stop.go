@@ -122,14 +122,10 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	if procs := s.procs(); r.Running() && r.contains(procs, procs.self()) {
 		return nil, &InsideTaskError{ID: r.ID}
 	}
-	ended := func(r *record) bool { return !r.Running() }
 	r, v, err := s.beginStop(r.ID, opts)
 	s = s.WithContext(ctx)
 	if err == nil && v == stopStarting {
-		// A task still starting has no pid yet; give its wrapper a moment.
-		if r, err = s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || ended(r) }); err == nil && r.PID != 0 {
-			r, v, err = s.beginStop(r.ID, opts)
-		}
+		r, v, err = s.stopOnceStarted(ctx, r, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -141,30 +137,55 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		return nil, s.alreadyEnded(ctx, r)
 	}
 	if v == stopSignalled {
-		if r, err = s.waitFor(ctx, r.ID, opts.Grace, ended); err != nil {
+		if r, err = s.escalate(ctx, r, opts.Grace); err != nil {
 			return nil, err
 		}
-		if r.Running() {
-			signalOwned(s.procs(), r, r.targetGroup(s.procs()), syscall.SIGKILL, syscall.SIGCONT)
-			if r, err = s.waitFor(ctx, r.ID, stopSettleTimeout, ended); err != nil {
-				return nil, err
-			}
-		}
 	}
+	if r, err = s.endStopped(ctx, r); err != nil {
+		return nil, err
+	}
+	return &r.Task, nil
+}
+
+// stopOnceStarted gives a task that is still starting (no pid yet, its stop
+// on record) a moment for its wrapper to start the command, and then stops
+// that. A task that is still without a pid is left stopStarting.
+func (s *Store) stopOnceStarted(ctx context.Context, r *record, opts StopOptions) (*record, stopVerdict, error) {
+	r, err := s.waitFor(ctx, r.ID, startGrace, func(r *record) bool { return r.PID != 0 || !r.Running() })
+	if err != nil || r.PID == 0 {
+		return r, stopStarting, err
+	}
+	return s.beginStop(r.ID, opts)
+}
+
+// escalate waits the grace for a signalled task to end, then sends SIGKILL
+// to its group and waits for the wrapper to record the end. It returns the
+// record as it stands then: still running if the wrapper did not record it.
+func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*record, error) {
+	ended := func(r *record) bool { return !r.Running() }
+	r, err := s.waitFor(ctx, r.ID, grace, ended)
+	if err != nil || !r.Running() {
+		return r, err
+	}
+	signalOwned(s.procs(), r, r.targetGroup(s.procs()), syscall.SIGKILL, syscall.SIGCONT)
+	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
+}
+
+// endStopped settles a stopped task whose end nobody recorded: an adopted
+// command's pane is closed first (the shell would carry on with the command
+// line otherwise), and a wrapper that did not record the end is settled for.
+func (s *Store) endStopped(ctx context.Context, r *record) (*record, error) {
 	if r.Running() && r.Adopted {
-		// The shell carries on with the command line: close its pane,
-		// which holds nothing but this task.
+		// The pane holds nothing but this task.
 		if server, err := r.server(); err == nil {
 			s.panes(server).KillPane(context.WithoutCancel(ctx), tmux.PaneID(r.PaneID))
 		}
 	}
-	if r.Running() {
-		// The wrapper did not record the end: settle it here.
-		if r, _, err = s.settle(r.ID, r.stopOutcome(outcome{})); err != nil {
-			return nil, err
-		}
+	if !r.Running() {
+		return r, nil
 	}
-	return &r.Task, nil
+	r, _, err := s.settle(r.ID, r.stopOutcome(outcome{}))
+	return r, err
 }
 
 // stopVerdict is what beginStop found and did.
