@@ -84,20 +84,8 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if err != nil {
 		return abandon(fmt.Errorf("capture pane %s: %w", opts.Pane, err))
 	}
-	start := 0
-	if opts.OutputStart != nil {
-		start = opts.OutputStart(append(slices.Clip(snap.History), snap.Screen...))
-	}
-	final, seed := splitSnapshot(snap, start)
-	werr := appendFile(r.OutputPath, final)
-	if werr == nil {
-		werr = s.writeSeed(id, seed)
-	}
-	if _, err := s.update(id, func(r *record) error { r.AwaitScrollback = false; return nil }); werr == nil {
-		werr = err
-	}
-	if werr != nil {
-		return &r.Task, werr
+	if err := s.writeAdoptedStart(r, snap, opts.OutputStart); err != nil {
+		return &r.Task, err
 	}
 	if opts.Running != nil && !opts.Running() {
 		// It ended while we were adopting it: its prompt hook settles it
@@ -109,6 +97,28 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		return &r.Task, fmt.Errorf("task %s is in the background list, but its pane could not be moved: %w", id, err)
 	}
 	return &r.Task, nil
+}
+
+// writeAdoptedStart starts an adopted task's output with what its pane
+// showed when it was captured, from the line outputStart picks (the
+// command's own, not the prompt's): the history's lines go to the output
+// file, final; the screen's rows seed the capture's model (writeSeed),
+// since the command can still redraw them. The record then stops waiting
+// for the scrollback, even if a write failed.
+func (s *Store) writeAdoptedStart(r *record, snap tmux.PaneSnapshot, outputStart func([]string) int) error {
+	start := 0
+	if outputStart != nil {
+		start = outputStart(append(slices.Clip(snap.History), snap.Screen...))
+	}
+	final, seed := splitSnapshot(snap, start)
+	werr := appendFile(r.OutputPath, final)
+	if werr == nil {
+		werr = s.writeSeed(r.ID, seed)
+	}
+	if _, err := s.update(r.ID, func(r *record) error { r.AwaitScrollback = false; return nil }); werr == nil {
+		werr = err
+	}
+	return werr
 }
 
 // adoptRecord is the record of task id for the command line the shell
