@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +27,8 @@ var qtaskBin string
 const testBinEnv = "QTASK_TEST_BIN"
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	setParallel()
 	if bin := os.Getenv(testBinEnv); bin != "" {
 		qtaskBin = bin
 		os.Exit(m.Run())
@@ -46,6 +51,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// waitingParallel is how many parallel tests run at once per CPU unless
+// -parallel says otherwise. Go's default, one per CPU, suits tests that
+// compute; these mostly wait (on tmux round trips, on the commands they
+// start, on a task's end), so at one per CPU the CPUs sit idle most of the
+// run. Four per CPU keeps them busy; the few CPU-bound tests (the node-based
+// agents, a go build) then share the CPUs rather than queue, and nothing
+// here asserts a timing, so they only take longer.
+const waitingParallel = 4
+
+// setParallel raises -test.parallel to waitingParallel per CPU when the
+// command line did not set it (`go test -parallel N` still decides).
+func setParallel() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(waitingParallel*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // harness is one isolated qtask world: its own state dir, config, HOME and
