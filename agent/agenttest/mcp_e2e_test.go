@@ -90,12 +90,14 @@ func serveEchoMCP() int {
 // (Agent.MCPTool), a scripted call of it reaches the server, and the result
 // reaches the model.
 func TestMCPToolResultReachesModel(t *testing.T) {
+	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []agenttest.Agent{agenttest.Claude, agenttest.Qwen, agenttest.Gemini} {
 		t.Run(a.Name, func(t *testing.T) {
+			t.Parallel() // each run has its own mock, home and project
 			tool := a.MCPTool("echo", "echo")
 			marker := fmt.Sprintf("qtask-mcp-%d", rand.Uint32())
 			mock, err := mockmodel.Start(mockmodel.Tool(tool, map[string]any{"text": marker}), mockmodel.Text("done"))
@@ -139,6 +141,7 @@ func TestMCPToolResultReachesModel(t *testing.T) {
 // pinned MCP inspector CLI lists and calls the tools of a stdio server, and
 // an unknown tool is its exit 5.
 func TestInspectorCallsMCPTool(t *testing.T) {
+	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

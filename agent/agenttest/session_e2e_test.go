@@ -18,6 +18,7 @@ import (
 // prompts as JSON lines on stdin, answers each with a "result" event, and
 // stays open between them until stdin closes.
 func TestClaudeStreamJSONSessionStaysOpen(t *testing.T) {
+	t.Parallel()
 	mock, err := mockmodel.Start(mockmodel.Text("first answer"), mockmodel.Text("second answer"))
 	if err != nil {
 		t.Fatal(err)

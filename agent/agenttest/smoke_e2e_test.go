@@ -25,6 +25,7 @@ import (
 //
 // AGENTTEST_DUMP=DIR writes every request body and the agent's stdout there.
 func TestSmokeShellToolResultReachesModel(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		agent agenttest.Agent
 		shell string   // the agent's shell tool, as the model sees it
@@ -43,6 +44,7 @@ func TestSmokeShellToolResultReachesModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.agent.Name, func(t *testing.T) {
+			t.Parallel() // each run has its own mock, home and project
 			fg := fmt.Sprintf("qtask-smoke-%d", rand.Uint32())
 			bg := fmt.Sprintf("qtask-smoke-bg-%d", rand.Uint32())
 			script := []mockmodel.Turn{mockmodel.Shell("echo " + fg), mockmodel.ShellBackground("echo " + bg), mockmodel.Text("done")}
