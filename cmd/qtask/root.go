@@ -263,17 +263,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			// A typo must not look like success to a script.
-			msg := fmt.Sprintf("unknown command %q", args[0])
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-				msg += fmt.Sprintf("; did you mean %q?", s[0])
-			}
-			return usageErrorf("%s", msg)
-		},
+		RunE:          unknownCommand,
 	}
 	// --version and -v print what `qtask version` does.
 	root.Version = versionText()
@@ -283,7 +273,31 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	root.SetErr(deps.IO.ErrOut)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newCmdHelp(root))
-	root.AddCommand(
+	root.AddCommand(subcommands(deps)...)
+	root.InitDefaultCompletionCmd()
+	tightenCompletion(root)
+	addTaskCompletion(deps, root)
+	return root
+}
+
+// unknownCommand is what the bare root runs: help without words, else a
+// usage error (exit 2) naming the word, so that a typo never looks like
+// success to a script.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageErrorf("%s", msg)
+}
+
+// subcommands are all of qtask's commands: the user's, then the hidden
+// ones tmux, the shell hooks and the plugin run (_exec, _capture, …).
+func subcommands(deps *Deps) []*cobra.Command {
+	return []*cobra.Command{
 		NewCmdRun(deps, nil),
 		NewCmdMonitor(deps, nil),
 		NewCmdLs(deps, nil),
@@ -310,16 +324,20 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		newCmdPaneDone(deps),
 		newCmdPanesClosed(deps),
 		newCmdMenu(deps),
-	)
-	root.InitDefaultCompletionCmd()
+	}
+}
+
+// tightenCompletion holds cobra's completion commands to qtask's rules:
+// a stray argument is a usage error in qtask's words (cobra's own says so
+// in its words, exit 1), and `completion` is a group (asGroup) that names
+// its shells when given none or another word.
+func tightenCompletion(root *cobra.Command) {
 	if completion, _, err := root.Find([]string{"completion"}); err == nil {
 		for _, shell := range completion.Commands() {
-			shell.Args = exactArgs(0) // cobra's says so in its words, exit 1
+			shell.Args = exactArgs(0)
 		}
 		asGroup(completion)
 	}
-	addTaskCompletion(deps, root)
-	return root
 }
 
 // asGroup makes cmd, which only groups subcommands (config, agent,
