@@ -49,32 +49,9 @@ Everything else in the file is kept as it was; installing twice changes
 nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := hooks.Lookup(args[0])
-			if err != nil {
-				return &UsageError{Err: err}
+			if err := opts.complete(deps, args[0], project); err != nil {
+				return err
 			}
-			if project && opts.User {
-				return usageErrorf("--project and --user exclude each other")
-			}
-			if opts.Hold < 0 {
-				return usageErrorf("--hold must not be negative")
-			}
-			if err := checkWake(opts.Wake); err != nil {
-				return &UsageError{Err: err}
-			}
-			// Config wake is for the agents a hook cannot wake (qwen,
-			// gemini): Claude's asyncRewake hook wakes it already, and a
-			// typed line as well would wake it twice.
-			if opts.Wake == "" && !remove && !a.AsyncRewake {
-				cfg, err := deps.Config()
-				if err != nil {
-					return err
-				}
-				if cfg.Wake == config.WakeTmux {
-					opts.Wake = config.WakeTmux
-				}
-			}
-			opts.Agent = a
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -98,6 +75,42 @@ kept in FILE.qtask-backup.`
 	return cmd
 }
 
+// complete checks the command line of install (or uninstall) for agent
+// name, project saying whether --project was given, and fills in what the
+// config decides: a usage error exits 2 before anything is read or written.
+func (opts *InstallOptions) complete(deps *Deps, name string, project bool) error {
+	a, err := hooks.Lookup(name)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if project && opts.User {
+		return usageErrorf("--project and --user exclude each other")
+	}
+	if opts.Hold < 0 {
+		return usageErrorf("--hold must not be negative")
+	}
+	if err := checkWake(opts.Wake); err != nil {
+		return &UsageError{Err: err}
+	}
+	// Config wake is for the agents a hook cannot wake (qwen,
+	// gemini): Claude's asyncRewake hook wakes it already, and a
+	// typed line as well would wake it twice.
+	if opts.Wake == "" && !opts.Remove && !a.AsyncRewake {
+		cfg, err := deps.Config()
+		if err != nil {
+			return err
+		}
+		if cfg.Wake == config.WakeTmux {
+			opts.Wake = config.WakeTmux
+		}
+	}
+	opts.Agent = a
+	return nil
+}
+
+// runAgentInstall plans every file's change first, so that a plan that
+// fails writes nothing, then writes (or with --dry-run prints) them,
+// Claude's shell prefix link first.
 func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -111,45 +124,18 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	if deps.Self == "" && !opts.Remove {
 		return fmt.Errorf("cannot tell where the qtask binary is, which the hooks must run: run install with qtask's full path")
 	}
-	var change install.Change
-	var env []install.EnvVar
 	link := ""
 	if opts.Agent.Name == hooks.Claude.Name && !opts.NoRoute {
 		link = install.ShellLinkPath(path)
 	}
-	if opts.Agent.Name == hooks.Claude.Name {
-		env = install.ClaudeEnv(link)
-	}
-	if opts.Remove {
-		change, err = install.PlanRemove(opts.Agent, path)
-	} else {
-		command := install.HookCommand(deps.Self, opts.Agent)
-		if opts.Wake != "" {
-			command += " --wake " + opts.Wake
-		}
-		change, err = install.PlanAdd(opts.Agent, path, command, opts.Hold, !opts.NoRoute, env)
-	}
-	if err != nil {
-		return err
-	}
-	var changes []install.Change
-	if opts.Remove {
-		changes, err = install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
-	} else {
-		changes, err = install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
-	}
+	changes, err := planInstall(deps, opts, path, paths, link)
 	if err != nil {
 		return err
 	}
 	if opts.Agent.Name == hooks.Claude.Name && !opts.DryRun {
 		// The link first: settings naming a prefix that is not there yet
 		// would break every command Claude runs.
-		if opts.Remove {
-			err = install.Unlink(install.ShellLinkPath(path))
-		} else if link != "" {
-			err = install.Link(link, deps.Self)
-		}
-		if err != nil {
+		if err := updateShellLink(opts, path, link, deps.Self); err != nil {
 			return err
 		}
 	}
@@ -160,6 +146,48 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 	}
 	if opts.Agent.Name == hooks.Claude.Name && opts.User && !opts.Remove {
 		fmt.Fprintf(deps.IO.Out, "to give Claude Code qtask's MCP server in every project, run: %s\n", install.ClaudeUserMCPHint(deps.Self))
+	}
+	return nil
+}
+
+// planInstall is every change install (or uninstall) makes: the hooks in
+// the settings file at path, then the MCP server's entry, which for some
+// agents is in the same file and so is planned on top of the first change.
+// link is Claude's shell prefix, "" when its commands are not routed.
+func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Paths, link string) ([]install.Change, error) {
+	var change install.Change
+	var err error
+	if opts.Remove {
+		change, err = install.PlanRemove(opts.Agent, path)
+	} else {
+		var env []install.EnvVar
+		if opts.Agent.Name == hooks.Claude.Name {
+			env = install.ClaudeEnv(link)
+		}
+		command := install.HookCommand(deps.Self, opts.Agent)
+		if opts.Wake != "" {
+			command += " --wake " + opts.Wake
+		}
+		change, err = install.PlanAdd(opts.Agent, path, command, opts.Hold, !opts.NoRoute, env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.Remove {
+		return install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
+	}
+	return install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
+}
+
+// updateShellLink makes (or on uninstall removes) the link to qtask that
+// Claude's settings name as its shell prefix, beside the settings file at
+// path.
+func updateShellLink(opts *InstallOptions, path, link, self string) error {
+	if opts.Remove {
+		return install.Unlink(install.ShellLinkPath(path))
+	}
+	if link != "" {
+		return install.Link(link, self)
 	}
 	return nil
 }
