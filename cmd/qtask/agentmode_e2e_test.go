@@ -74,7 +74,8 @@ func TestAgentModeResults(t *testing.T) {
 			t.Errorf("the agent's result of a background start lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "300ms", "--", "echo begun; sleep 1.5; echo done")
+	gate := h.fifoGate() // the command ends after its timeout, never before
+	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "300ms", "--", "echo begun; read x < "+gate+"; echo done")
 	task = h.lastTask()
 	if r.code != exitPromoted {
 		t.Fatalf("a timed-out agent run: exit %d %q %q", r.code, r.stdout, r.stderr)
@@ -87,6 +88,7 @@ func TestAgentModeResults(t *testing.T) {
 			t.Errorf("the agent's result of a timed-out run lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	h.openFifoGate(gate)
 	h.wait(task.ID)
 	r = h.qtask("run", "--agent", "--timeout", "2s", "--", "sleep 1.1; echo x")
 	if r.code != 0 || !strings.Contains(r.stderr, "[qtask] This command ran for 1s") || !strings.Contains(r.stderr, "background option") {

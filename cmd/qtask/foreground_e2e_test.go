@@ -112,7 +112,10 @@ func TestForegroundPassesExitCodeAndOrder(t *testing.T) {
 func TestPromoteKeepsProcessAndOutput(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	fg := h.runForeground(nil, "--", "for i in $(seq 1 30); do echo $i; sleep 0.1; done")
+	// Lines 1-5 before the promote, 6-30 after: the command waits on a
+	// FIFO between them, so the promote never races its end.
+	gate := h.fifoGate()
+	fg := h.runForeground(nil, "--", "seq 1 5; read x < "+gate+"; seq 6 30")
 	var task tasks.Task
 	eventually(t, "the foreground task to print 5 lines", func() bool {
 		return strings.Contains(fg.stdout.String(), "5\n")
@@ -134,6 +137,7 @@ func TestPromoteKeepsProcessAndOutput(t *testing.T) {
 	if !mid.Running() || !mid.Background || mid.PID != pidBefore {
 		t.Fatalf("after promote: running=%v background=%v pid=%d (was %d)", mid.Running(), mid.Background, mid.PID, pidBefore)
 	}
+	h.openFifoGate(gate)
 	end := h.wait(task.ID)
 	var want2 strings.Builder
 	for i := 1; i <= 30; i++ {
@@ -151,7 +155,10 @@ func TestPromoteKeepsProcessAndOutput(t *testing.T) {
 func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := h.qtask("run", "--timeout", "500ms", "--", "echo begin; sleep 1.5; echo the-last-line")
+	// The command ends only once the test opens the gate: never before
+	// its timeout, however slow the machine.
+	gate := h.fifoGate()
+	r := h.qtask("run", "--timeout", "500ms", "--", "echo begin; read x < "+gate+"; echo the-last-line")
 	if r.code != exitPromoted || !strings.Contains(r.stdout, "promoted to background as ") {
 		t.Fatalf("timeout: exit %d, stdout %q; want %d and the promote message", r.code, r.stdout, exitPromoted)
 	}
@@ -160,6 +167,7 @@ func TestTimeoutBackgroundsAndKeepsWork(t *testing.T) {
 	if again.code != 0 || !strings.Contains(again.stdout, "already in the background") {
 		t.Fatalf("a second promote must be a no-op: exit %d %q", again.code, again.stdout)
 	}
+	h.openFifoGate(gate)
 	task := h.wait(id)
 	if task.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "the-last-line\n") {
 		t.Fatalf("work kept after timeout: status %s, output %q", task.Status, h.output(task.ID))
@@ -283,7 +291,8 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 	}
 	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
 	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
-	fg := h.runForeground(env, "--", "echo ready; sleep 2; echo after")
+	gate := h.fifoGate() // the command ends after the promote, never before
+	fg := h.runForeground(env, "--", "echo ready; read x < "+gate+"; echo after")
 	eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
 	task := h.lastTask()
 	where, _ := h.tmux("display-message", "-p", "-t", task.PaneID, "#{session_name}")
@@ -305,6 +314,7 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 	if windows, _ := h.tmux("list-windows", "-t", "=user:"); strings.Count(windows, "\n") != 0 {
 		t.Fatalf("the caller's session should be back to its one window:\n%s", windows)
 	}
+	h.openFifoGate(gate)
 	if end := h.wait(task.ID); !strings.HasSuffix(h.output(task.ID), "ready\nafter\n") || end.Status != tasks.StatusCompleted {
 		t.Fatalf("after promote: %s %q", end.Status, h.output(task.ID))
 	}

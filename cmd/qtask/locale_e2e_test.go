@@ -55,11 +55,13 @@ func TestTimeoutToBackgroundWithoutLocale(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.withoutLocale()
-	r := h.qtask("run", "--timeout", "300ms", "--", "sleep 1; echo the-end")
+	gate := h.fifoGate() // the command ends after its timeout, never before
+	r := h.qtask("run", "--timeout", "300ms", "--", "read x < "+gate+"; echo the-end")
 	if r.code != exitPromoted {
 		t.Fatalf("timeout without a UTF-8 locale: exit %d, want %d\nstdout: %s\nstderr: %s", r.code, exitPromoted, r.stdout, r.stderr)
 	}
 	id := h.lastTask().ID
+	h.openFifoGate(gate)
 	if end := h.wait(id); end.Status != tasks.StatusCompleted || h.output(id) != "the-end\n" {
 		t.Fatalf("backgrounded task: %s, output %q", end.StatusText(), h.output(id))
 	}
