@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks"
 )
 
 // statusTailBytes is how much recent output `status` shows for a running task.
@@ -50,6 +53,17 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 	if opts.JSON {
 		return writeJSON(out, t)
 	}
+	writeStatusRows(out, t)
+	if !t.Running() {
+		return writeEndLines(out, store, t)
+	}
+	return writeOutputSoFar(out, store, t)
+}
+
+// writeStatusRows writes the task's fields, one "name: value" row each;
+// a field that does not apply (no name, no pid yet, an ended task's pane)
+// has no row.
+func writeStatusRows(out io.Writer, t *tasks.Task) {
 	row := func(k, v string) { fmt.Fprintf(out, "%-9s %s\n", k+":", v) }
 	row("id", displayValue(t.ID))
 	if t.Name != "" {
@@ -74,21 +88,28 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 	if !t.OutputComplete && t.OutputLoss != "" {
 		row("lost", displayCommand(t.OutputLoss, 500))
 	}
-	if !t.Running() {
-		// Why it failed is usually in its last lines.
-		var tail strings.Builder
-		if _, err := store.WriteOutputTail(t, &tail, statusEndLines); err != nil {
-			return err
-		}
-		if tail.Len() == 0 {
-			return nil
-		}
-		fmt.Fprintf(out, "\n--- last %d lines of output ---\n%s", statusEndLines, tail.String())
-		if !strings.HasSuffix(tail.String(), "\n") {
-			fmt.Fprintln(out)
-		}
+}
+
+// writeEndLines writes an ended task's last lines of output: why it failed
+// is usually there. Nothing for a task that printed nothing.
+func writeEndLines(out io.Writer, store *tasks.Store, t *tasks.Task) error {
+	var tail strings.Builder
+	if _, err := store.WriteOutputTail(t, &tail, statusEndLines); err != nil {
+		return err
+	}
+	if tail.Len() == 0 {
 		return nil
 	}
+	fmt.Fprintf(out, "\n--- last %d lines of output ---\n%s", statusEndLines, tail.String())
+	if !strings.HasSuffix(tail.String(), "\n") {
+		fmt.Fprintln(out)
+	}
+	return nil
+}
+
+// writeOutputSoFar writes the end of a running task's output, a bounded
+// number of characters, and says whether that is all of it.
+func writeOutputSoFar(out io.Writer, store *tasks.Store, t *tasks.Task) error {
 	tail, cut, err := store.OutputTail(t, statusTailBytes)
 	if err != nil {
 		return err
