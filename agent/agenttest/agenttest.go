@@ -159,70 +159,88 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 	if r.Home == "" {
 		r.Home = t.TempDir()
 	}
-	env := baseEnv(r.Home)
-	var args []string
 	mcpFile := filepath.Join(r.Home, "mcp.json")
 	if len(r.MCP) > 0 && r.Agent != Gemini {
 		writeJSON(t, mcpFile, map[string]any{"mcpServers": mcpConfig(r.MCP, false)})
 	}
+	var env, args, after []string
 	switch r.Agent {
 	case Claude:
-		env = append(env,
-			"ANTHROPIC_BASE_URL="+r.Model,
-			"ANTHROPIC_API_KEY=sk-ant-dummy",
-			"CLAUDE_CONFIG_DIR="+filepath.Join(r.Home, ".claude"),
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-		// The prompt comes first: options such as --allowedTools take
-		// several values and would swallow a prompt after them. No prompt:
-		// the prompts come on stdin (--input-format stream-json).
-		args = []string{"-p"}
-		if r.Prompt != "" {
-			args = append(args, r.Prompt)
-		}
-		args = append(args, "--output-format", "stream-json", "--verbose")
-		if len(r.MCP) > 0 {
-			args = append(args, "--strict-mcp-config", "--mcp-config", mcpFile)
-		}
+		env, args = claudeLine(r, mcpFile)
 	case Qwen:
-		env = append(env,
-			"OPENAI_API_KEY=sk-dummy",
-			"OPENAI_BASE_URL="+r.Model+"/v1",
-			noRelaunch["qwen"])
-		args = []string{"--auth-type", "openai", "-m", "mock-model", "--yolo", "--output-format", "stream-json"}
-		if len(r.MCP) > 0 {
-			args = append(args, "--mcp-config", mcpFile)
-		}
+		env, args = qwenLine(r, mcpFile)
+		after = []string{r.Prompt}
 	case Gemini:
-		settings := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
-		if len(r.MCP) > 0 {
-			settings["mcpServers"] = mcpConfig(r.MCP, true)
-		}
-		writeJSON(t, filepath.Join(r.Home, ".gemini", "settings.json"), settings)
-		env = append(env,
-			"GEMINI_API_KEY=dummy",
-			"GOOGLE_GEMINI_BASE_URL="+r.Model,
-			"GEMINI_CLI_TRUST_WORKSPACE=true",
-			noRelaunch["gemini"])
-		// Without -m gemini first asks a model router which model to use.
-		args = []string{"-m", "gemini-2.5-flash", "--yolo", "--output-format", "stream-json"}
+		env, args = geminiLine(t, r)
+		after = []string{"-p", r.Prompt} // gemini's -p takes the prompt as its value
 	default:
 		t.Fatalf("agenttest: %s is not an agent that takes prompts", r.Agent.Name)
 	}
-	args = append(args, r.Args...)
-	switch r.Agent {
-	case Gemini:
-		args = append(args, "-p", r.Prompt) // gemini's -p takes the prompt as its value
-	case Qwen:
-		args = append(args, r.Prompt)
-	}
+	args = append(append(args, r.Args...), after...)
 	if err := os.MkdirAll(filepath.Join(r.Home, "tmp"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = r.Dir
-	cmd.Env = append(env, r.Env...)
+	cmd.Env = append(append(baseEnv(r.Home), env...), r.Env...)
 	isolate(cmd)
 	return cmd
+}
+
+// claudeLine is Claude Code's environment (the mock model, a dummy key, its
+// config dir in Home, no other traffic) and arguments for a headless run
+// with r's prompt and MCP servers (in mcpFile).
+func claudeLine(r *Run, mcpFile string) (env, args []string) {
+	env = []string{
+		"ANTHROPIC_BASE_URL=" + r.Model,
+		"ANTHROPIC_API_KEY=sk-ant-dummy",
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(r.Home, ".claude"),
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	// The prompt comes first: options such as --allowedTools take
+	// several values and would swallow a prompt after them. No prompt:
+	// the prompts come on stdin (--input-format stream-json).
+	args = []string{"-p"}
+	if r.Prompt != "" {
+		args = append(args, r.Prompt)
+	}
+	args = append(args, "--output-format", "stream-json", "--verbose")
+	if len(r.MCP) > 0 {
+		args = append(args, "--strict-mcp-config", "--mcp-config", mcpFile)
+	}
+	return env, args
+}
+
+// qwenLine is qwen-code's environment (the mock model as an OpenAI
+// endpoint) and arguments, the prompt not included (it comes last).
+func qwenLine(r *Run, mcpFile string) (env, args []string) {
+	env = []string{
+		"OPENAI_API_KEY=sk-dummy",
+		"OPENAI_BASE_URL=" + r.Model + "/v1",
+		noRelaunch["qwen"]}
+	args = []string{"--auth-type", "openai", "-m", "mock-model", "--yolo", "--output-format", "stream-json"}
+	if len(r.MCP) > 0 {
+		args = append(args, "--mcp-config", mcpFile)
+	}
+	return env, args
+}
+
+// geminiLine is gemini-cli's environment (the mock model, a trusted
+// workspace) and arguments, the prompt not included (it comes last). Its
+// auth type and MCP servers go in its settings file in Home, which it
+// writes.
+func geminiLine(t testing.TB, r *Run) (env, args []string) {
+	settings := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
+	if len(r.MCP) > 0 {
+		settings["mcpServers"] = mcpConfig(r.MCP, true)
+	}
+	writeJSON(t, filepath.Join(r.Home, ".gemini", "settings.json"), settings)
+	env = []string{
+		"GEMINI_API_KEY=dummy",
+		"GOOGLE_GEMINI_BASE_URL=" + r.Model,
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+		noRelaunch["gemini"]}
+	// Without -m gemini first asks a model router which model to use.
+	return env, []string{"-m", "gemini-2.5-flash", "--yolo", "--output-format", "stream-json"}
 }
 
 // noRelaunch keeps qwen and gemini in the process they start in. Each
