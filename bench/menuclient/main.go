@@ -62,6 +62,44 @@ func unescape(s string) string {
 type screen struct {
 	mu  sync.Mutex
 	out bytes.Buffer
+	// seen wakes a waiter after each read; one wake pending is enough.
+	seen chan struct{}
+}
+
+// record reads everything the client gets into s as soon as it comes, so
+// the time a text is seen is when tmux wrote it, give or take this
+// goroutine's wake-up. It returns when the terminal closes.
+func (s *screen) record(master *os.File) {
+	buf := make([]byte, 65536)
+	for {
+		n, err := master.Read(buf)
+		s.mu.Lock()
+		s.out.Write(buf[:n])
+		s.mu.Unlock()
+		select {
+		case s.seen <- struct{}{}:
+		default:
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// wait returns the time text was first seen drawn after offset mark, or
+// false once limit has passed without it.
+func (s *screen) wait(mark int, text string, limit time.Duration) (time.Time, bool) {
+	deadline := time.After(limit)
+	for {
+		if s.since(mark, text) {
+			return time.Now(), true
+		}
+		select {
+		case <-s.seen:
+		case <-deadline:
+			return time.Time{}, false
+		}
+	}
 }
 
 func (s *screen) len() int {
@@ -90,58 +128,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "menuclient: need -socket, -session and -case")
 		os.Exit(2)
 	}
-	master, tty, err := pty.Open(40, 120)
-	if err != nil {
-		fail("%v", err)
-	}
-	client := exec.Command("tmux", "-S", *socket, "-u", "attach-session", "-t", "="+*session)
-	client.Env = append(os.Environ(), "TERM=xterm-256color")
-	client.Stdin, client.Stdout, client.Stderr = tty, tty, tty
-	client.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := client.Start(); err != nil {
-		fail("attach: %v", err)
-	}
-	tty.Close()
+	master, client := attach(*socket, *session)
 	defer client.Process.Kill()
-	var scr screen
-	// Every byte the client gets is read at once, so the time a text is
-	// seen is when tmux wrote it, give or take this goroutine's wake-up.
-	seen := make(chan struct{}, 1)
-	go func() {
-		buf := make([]byte, 65536)
-		for {
-			n, err := master.Read(buf)
-			scr.mu.Lock()
-			scr.out.Write(buf[:n])
-			scr.mu.Unlock()
-			select {
-			case seen <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	wait := func(mark int, text string, limit time.Duration) (time.Time, bool) {
-		deadline := time.After(limit)
-		for {
-			if scr.since(mark, text) {
-				return time.Now(), true
-			}
-			select {
-			case <-seen:
-			case <-deadline:
-				return time.Time{}, false
-			}
-		}
-	}
-	if _, ok := wait(0, "["+*session+"]", 10*time.Second); !ok {
+	scr := &screen{seen: make(chan struct{}, 1)}
+	go scr.record(master)
+	if _, ok := scr.wait(0, "["+*session+"]", 10*time.Second); !ok {
 		fail("the client never drew the session's status line")
 	}
 	for i := 0; i < *warmup+*runs; i++ {
 		for _, c := range cases {
-			d := once(master, &scr, wait, c)
+			d := once(master, scr, c)
 			if i >= *warmup {
 				fmt.Printf("%s %d\n", c.name, d.Microseconds())
 			}
@@ -154,22 +150,41 @@ func main() {
 	}
 }
 
+// attach starts a tmux client of session on a pseudo-terminal of its own,
+// 40x120, as a person's terminal would be, and returns the terminal's
+// master side, where keys are typed and the client's drawing is read.
+func attach(socket, session string) (*os.File, *exec.Cmd) {
+	master, tty, err := pty.Open(40, 120)
+	if err != nil {
+		fail("%v", err)
+	}
+	client := exec.Command("tmux", "-S", socket, "-u", "attach-session", "-t", "="+session)
+	client.Env = append(os.Environ(), "TERM=xterm-256color")
+	client.Stdin, client.Stdout, client.Stderr = tty, tty, tty
+	client.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := client.Start(); err != nil {
+		fail("attach: %v", err)
+	}
+	tty.Close()
+	return master, client
+}
+
 // once opens c's binding, times its first frame, closes it and waits for
 // the screen to be the session's again.
-func once(master *os.File, scr *screen, wait func(int, string, time.Duration) (time.Time, bool), c benchCase) time.Duration {
+func once(master *os.File, scr *screen, c benchCase) time.Duration {
 	write(master, "\x02")
 	time.Sleep(30 * time.Millisecond) // a person's gap: past assume-paste-time
 	mark := scr.len()
 	start := time.Now()
 	write(master, c.key)
-	drawn, ok := wait(mark, c.text, 10*time.Second)
+	drawn, ok := scr.wait(mark, c.text, 10*time.Second)
 	if !ok {
 		fail("%s: %q never drawn after prefix %s", c.name, c.text, c.key)
 	}
 	mark = scr.len()
 	write(master, c.close)
 	// The popup's end redraws the pane under it; then let tmux settle.
-	if _, ok := wait(mark, "\x1b[", 10*time.Second); !ok {
+	if _, ok := scr.wait(mark, "\x1b[", 10*time.Second); !ok {
 		fail("%s: nothing redrawn after closing", c.name)
 	}
 	time.Sleep(300 * time.Millisecond)
