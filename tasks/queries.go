@@ -97,24 +97,7 @@ func (q *queryFilter) step(out []byte, c byte) []byte {
 		}
 	case qString:
 		if c == 0x07 || c == 0x1b {
-			// The string ends: BEL, or ESC (ST, or a new sequence).
-			query := stringQuery(q.seq)
-			if !query {
-				out = append(out, q.seq...)
-			}
-			q.seq = q.seq[:0]
-			if c == 0x1b {
-				q.state = qStringEsc
-				if !query {
-					q.seq = append(q.seq, 0x1b)
-				}
-				return out
-			}
-			q.state = qGround
-			if !query {
-				out = append(out, c)
-			}
-			return out
+			return q.endString(out, c)
 		}
 		q.seq = append(q.seq, c)
 		if len(q.seq) >= queryStringMax {
@@ -131,19 +114,49 @@ func (q *queryFilter) step(out []byte, c byte) []byte {
 		}
 		out = append(out, c)
 	case qStringEsc:
-		// seq holds the ESC of a string that passes, nothing for a query.
-		q.state = qGround
-		if c == '\\' {
-			if len(q.seq) > 0 { // a string that passes: its ST too
-				out = append(out, 0x1b, '\\')
-			}
-			return out
-		}
-		// Not ST: the string ended at the ESC, which starts a new sequence.
-		q.state, q.seq = qEsc, append(q.seq[:0], 0x1b)
-		return q.step(out, c)
+		return q.afterStringEsc(out, c)
 	}
 	return out
+}
+
+// endString ends the string in q.seq at c, BEL or ESC (ST, or a new
+// sequence): a query is dropped whole, anything else passes with its
+// terminator. After an ESC, qStringEsc holds it until the next byte tells
+// which it is.
+func (q *queryFilter) endString(out []byte, c byte) []byte {
+	query := stringQuery(q.seq)
+	if !query {
+		out = append(out, q.seq...)
+	}
+	q.seq = q.seq[:0]
+	if c == 0x1b {
+		q.state = qStringEsc
+		if !query {
+			q.seq = append(q.seq, 0x1b)
+		}
+		return out
+	}
+	q.state = qGround
+	if !query {
+		out = append(out, c)
+	}
+	return out
+}
+
+// afterStringEsc takes the byte after the ESC that ended a string: with
+// '\\' it is the string's ST, passed on if the string was (q.seq then holds
+// its ESC; nothing for a query); any other byte means the ESC starts a new
+// sequence, which c continues.
+func (q *queryFilter) afterStringEsc(out []byte, c byte) []byte {
+	q.state = qGround
+	if c == '\\' {
+		if len(q.seq) > 0 { // a string that passes: its ST too
+			out = append(out, 0x1b, '\\')
+		}
+		return out
+	}
+	q.state, q.seq = qEsc, append(q.seq[:0], 0x1b)
+	return q.step(out, c)
 }
 
 // csiQuery reports whether a CSI sequence (without its ESC [) asks the
