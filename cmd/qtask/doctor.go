@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/doctor"
 )
 
@@ -38,7 +39,7 @@ when everything is healthy, 1 otherwise.`,
 }
 
 func runDoctor(ctx context.Context, deps *Deps, opts *DoctorOptions) error {
-	findings := doctor.Run(ctx, doctor.Inputs{Server: deps.Server(), Env: deps.Env})
+	findings := doctor.Run(ctx, doctor.Inputs{Server: launch.Server(deps.Env), Env: deps.Env})
 	if opts.JSON {
 		if err := writeJSON(deps.IO.Out, findings); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/shellhooks"
 )
@@ -70,7 +71,7 @@ func runInit(ctx context.Context, deps *Deps, opts *InitOptions) error {
 // runInitTmux binds the plugin's keys and sets the status segment to the
 // counts as they are, so #{@qtask_status} is right from the first load.
 func runInitTmux(ctx context.Context, deps *Deps) error {
-	server := deps.Server()
+	server := launch.Server(deps.Env)
 	if _, err := plugin.Install(ctx, server, deps.Self); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/cmd/internal/wrapper"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
@@ -103,7 +104,7 @@ func newCmdPanesClosed(deps *Deps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return store.SettleClosedPanes(cmd.Context(), deps.Server(), panesClosedPatience)
+			return store.SettleClosedPanes(cmd.Context(), launch.Server(deps.Env), panesClosedPatience)
 		},
 	}
 }

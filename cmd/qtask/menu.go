@@ -7,8 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
+	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/tasks"
-	"github.com/qtask/qtask/tmux"
 )
 
 // menuOptions are the flags of the hidden `qtask _menu`.
@@ -40,13 +41,9 @@ func newCmdMenu(deps *Deps) *cobra.Command {
 	return cmd
 }
 
-// menuMaxTasks bounds the list: tmux draws nothing for a menu taller than
-// the client.
-const menuMaxTasks = 20
-
 func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
-	server := deps.Server()
-	say := func(text string) error { return server.Message(ctx, opts.Client, "qtask: "+text) }
+	server := launch.Server(deps.Env)
+	say := func(text string) error { return plugin.Say(ctx, server, opts.Client, "qtask: "+text) }
 	store, err := deps.Store(ctx)
 	if err != nil {
 		return say(err.Error())
@@ -57,21 +54,21 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		if err != nil {
 			return say(err.Error())
 		}
-		return server.DisplayMenu(ctx, opts.Client, fmt.Sprintf(" qtask: %d tasks ", len(list)), taskMenu(deps.Self, opts.Client, menuOrder(list)))
+		return plugin.ShowTaskMenu(ctx, server, deps.Self, opts.Client, fmt.Sprintf(" qtask: %d tasks ", len(list)), menuRows(menuOrder(list)))
 	case opts.Action == "":
 		t, err := store.Get(opts.Task)
 		if err != nil {
 			return say(err.Error())
 		}
 		title := " " + displayCommand(menuRow(t, time.Now()), menuWidth) + " "
-		return server.DisplayMenu(ctx, opts.Client, title, actionMenu(deps.Self, opts.Client, t))
+		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
 		_, t, err := deps.ViewTask(ctx, opts.Task)
 		if err == nil && !t.Running() {
 			err = &tasks.NotRunningError{Task: t}
 		}
 		if err == nil {
-			err = server.SwitchClientTo(ctx, opts.Client, tmux.PaneID(t.PaneID))
+			err = plugin.ShowPane(ctx, server, opts.Client, t.PaneID)
 		}
 		if err != nil {
 			return say(err.Error())
@@ -93,44 +90,12 @@ func menuRow(t *tasks.Task, now time.Time) string {
 // is wider than the client.
 const menuWidth = 72
 
-// taskMenu lists the tasks, each opening its actions; keys 1-9 pick the
-// first nine.
-func taskMenu(self, client string, list []*tasks.Task) []tmux.MenuItem {
-	if len(list) == 0 {
-		return []tmux.MenuItem{{Name: "-No tasks"}}
-	}
-	var items []tmux.MenuItem
+// menuRows is how the tasks show in tmux's menu.
+func menuRows(list []*tasks.Task) []plugin.MenuRow {
+	rows := make([]plugin.MenuRow, len(list))
 	now := time.Now()
 	for i, t := range list {
-		if i == menuMaxTasks {
-			items = append(items, tmux.MenuItem{Name: fmt.Sprintf("-… %d more: qtask ls", len(list)-i)})
-			break
-		}
-		key := ""
-		if i < 9 {
-			key = fmt.Sprint(i + 1)
-		}
-		items = append(items, tmux.MenuItem{Name: displayCommand(menuRow(t, now), menuWidth), Key: key, Command: menuRun(self, client, "--task", t.ID)})
+		rows[i] = plugin.MenuRow{ID: t.ID, Label: displayCommand(menuRow(t, now), menuWidth)}
 	}
-	return items
-}
-
-// actionMenu is one task's actions. Reading or following the log opens a
-// window of its own (there is no popup to show it in).
-func actionMenu(self, client string, t *tasks.Task) []tmux.MenuItem {
-	window := func(name, script string) []string {
-		return []string{"new-window", "-n", name + " " + t.ID, tmux.ShellCommand([]string{"sh", "-c", script, self, t.ID})}
-	}
-	return []tmux.MenuItem{
-		{Name: "View its pane", Key: "v", Command: menuRun(self, client, "--task", t.ID, "--action", "view")},
-		{Name: "Read the log", Key: "l", Command: window("log", `"$0" logs "$1" | ${PAGER:-less}`)},
-		{Name: "Follow the log", Key: "f", Command: window("follow", `"$0" logs -f "$1"; printf '[qtask: the task ended; Enter closes]'; read x`)},
-		{Name: "Stop", Key: "s", Command: menuRun(self, client, "--task", t.ID, "--action", "stop")},
-		{Name: "Remove", Key: "x", Command: menuRun(self, client, "--task", t.ID, "--action", "rm")},
-	}
-}
-
-// menuRun is a menu item running `qtask _menu` again for client.
-func menuRun(self, client string, args ...string) []string {
-	return []string{"run-shell", "-b", tmux.ShellCommand(append([]string{self, "_menu", "--tmux-client", client}, args...))}
+	return rows
 }

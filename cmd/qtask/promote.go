@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
@@ -95,7 +96,7 @@ func promoteTask(ctx context.Context, deps *Deps, opts *PromoteOptions) (*tasks.
 		return nil, &UsageError{Err: err}
 	}
 	return shellhooks.PromotePane(ctx, store, shellhooks.PromoteOptions{
-		StateDir: deps.Env.StateDir, Server: deps.Server(), Pane: pane, Scope: deps.Env.Scope,
+		StateDir: deps.Env.StateDir, Server: launch.Server(deps.Env), Pane: pane, Scope: deps.Env.Scope,
 		Session: cfg.Session, Self: deps.Self, OutputMaxBytes: cfg.OutputMaxBytes, KeepFullScreen: cfg.KeepFullScreen, StatusFormat: cfg.StatusFormat,
 	})
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
-	"github.com/qtask/qtask/tmux"
 )
 
 // Exit codes are part of qtask's contract (README "Exit codes").
@@ -119,9 +118,6 @@ func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store,
 	store, err := d.Store(ctx)
 	return cfg, store, err
 }
-
-// Server is the tmux server qtask works on, by DESIGN.md's selection rule.
-func (d *Deps) Server() tmux.Server { return launch.Server(d.Env) }
 
 // Caller is where qtask was run from: the caller's tmux pane and the
 // server of $TMUX, both zero outside tmux.

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/qtask/qtask/cmd/internal/launch"
+	"github.com/qtask/qtask/plugin"
 )
 
 // clientMessageWidth bounds a message on a client's status line.
@@ -14,7 +17,7 @@ const clientMessageWidth = 120
 // non-zero exit prints "returned 1" there. So nothing is printed and the
 // exit is 0, unless even the message could not be shown.
 func reportToClient(ctx context.Context, deps *Deps, client, msg string) error {
-	if err := deps.Server().Message(ctx, client, displayCommand(msg, clientMessageWidth)); err != nil {
+	if err := plugin.Say(ctx, launch.Server(deps.Env), client, displayCommand(msg, clientMessageWidth)); err != nil {
 		return fmt.Errorf("show %q on tmux client %s: %w", msg, client, err)
 	}
 	return nil
