@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,18 +76,9 @@ func compareInt64(a, b int64) int {
 
 // pendingNames lists the queue entries in dir; none if it does not exist.
 func pendingNames(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	names, err := namesIn(dir, func(name string) bool { id, _ := entryID(name); return id != "" })
 	if err != nil {
 		return nil, fmt.Errorf("read notifications: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		if id, _ := entryID(e.Name()); id != "" {
-			names = append(names, e.Name())
-		}
 	}
 	return names, nil
 }

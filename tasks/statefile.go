@@ -222,3 +222,23 @@ func (w *pendingWrite) abandon() {
 	w.tmp.Close()
 	os.Remove(w.tmp.Name())
 }
+
+// namesIn lists the names in dir that keep accepts, sorted; none, and no
+// error, when dir does not exist: a queue or a counts directory is made by
+// its first entry.
+func namesIn(dir string, keep func(name string) bool) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if keep(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}

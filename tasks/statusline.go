@@ -62,18 +62,9 @@ func countEntries(dir string) (int, error) {
 
 // countedIDs are the ids with a marker in a counts directory.
 func countedIDs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ids, err := namesIn(dir, func(name string) bool { return !strings.HasPrefix(name, ".") })
 	if err != nil {
 		return nil, fmt.Errorf("read status counts: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			ids = append(ids, e.Name())
-		}
 	}
 	return ids, nil
 }
