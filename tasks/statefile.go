@@ -224,8 +224,8 @@ func (w *pendingWrite) abandon() {
 }
 
 // namesIn lists the names in dir that keep accepts, sorted; none, and no
-// error, when dir does not exist: a queue or a counts directory is made by
-// its first entry.
+// error, when dir does not exist, as a directory nothing was written to
+// yet may not.
 func namesIn(dir string, keep func(name string) bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
