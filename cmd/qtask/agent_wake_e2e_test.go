@@ -154,9 +154,7 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 	}
 	script += "\n"
 	launcher := filepath.Join(h.root, "qwen-tui")
-	if err := os.WriteFile(launcher, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, launcher, []byte(script))
 	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "150", "-y", "45", "-c", proj, launcher); err != nil {
 		t.Fatal(err)
 	}

@@ -52,9 +52,7 @@ func TestMCPWithoutItsServerSaysWhatToBuild(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(alone), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(alone, data, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, alone, data)
 	cmd := exec.Command(alone, "mcp")
 	cmd.Env, cmd.Dir = h.env, h.root
 	out, err := cmd.CombinedOutput()

@@ -28,9 +28,7 @@ func TestTasksForkNoTmuxClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(shim, "tmux"), []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, filepath.Join(shim, "tmux"), []byte(script))
 	env := []string{"PATH=" + shim + ":" + filepath.Dir(qtaskBin) + ":" + os.Getenv("PATH")}
 
 	// A long task keeps the server up: it exits with its last session.

@@ -120,6 +120,20 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// writeExecutable writes data to path as an executable (mode 0700) through
+// a child process (cat), so no write descriptor of this process ever names
+// the file: one would be inherited by whatever a parallel test forks at that
+// moment, until that child execs, and running the file then fails with
+// "text file busy" (ETXTBSY).
+func writeExecutable(t *testing.T, path string, data []byte) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `umask 077 && cat > "$1" && chmod 700 "$1"`, "sh", path)
+	cmd.Stdin = bytes.NewReader(data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v %s", path, err, out)
+	}
+}
+
 // writeConfig writes the harness's config file.
 func (h *harness) writeConfig(toml string) {
 	h.t.Helper()

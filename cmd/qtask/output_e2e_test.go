@@ -200,12 +200,10 @@ func TestWrapperIsTheSmallBinaryWhenInstalled(t *testing.T) {
 	alone := filepath.Join(h.root, "alone", "qtask")
 	os.MkdirAll(filepath.Dir(alone), 0o700)
 	data, err := os.ReadFile(qtaskBin)
-	if err == nil {
-		err = os.WriteFile(alone, data, 0o700)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeExecutable(t, alone, data)
 	if got := h.wrapperArgv0(alone); got != alone {
 		t.Errorf("without qtask-exec beside it, the wrapper runs as %q, want qtask itself (%q)", got, alone)
 	}

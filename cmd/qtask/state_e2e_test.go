@@ -116,9 +116,7 @@ case " $* " in *" _exec "*)
 esac
 exec "` + realTmux + `" "$@"
 `
-	if err := os.WriteFile(filepath.Join(shimDir, "tmux"), []byte(shim), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, filepath.Join(shimDir, "tmux"), []byte(shim))
 	r := h.qtaskIn(h.root, []string{"PATH=" + shimDir + ":" + os.Getenv("PATH")}, "run", "--bg", "--json", "--", "true")
 	if r.code != 0 {
 		t.Fatalf("run --bg: exit %d, stderr %q", r.code, r.stderr)
