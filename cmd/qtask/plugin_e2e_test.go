@@ -310,7 +310,7 @@ func TestPluginBuildsQtaskWithGo(t *testing.T) {
 			continue // listed but deleted in the work tree
 		}
 		os.MkdirAll(filepath.Dir(filepath.Join(plugin, f)), 0o700)
-		os.WriteFile(filepath.Join(plugin, f), data, 0o700)
+		writeExecutable(t, filepath.Join(plugin, f), data)
 	}
 	// A PATH with the script's tools and go, and no qtask.
 	bin := filepath.Join(h.root, "tools")
