@@ -155,6 +155,11 @@ func TestPromoteThenEndSaysNoTmuxError(t *testing.T) {
 		data, _ := os.ReadFile(record)
 		return strings.Contains(string(data), `"promoted_at"`)
 	})
+	// The waiting run is released by the mark alone; the command ends only
+	// after that (a caller slow to look would otherwise find it ended).
+	if code := fg.wait(t); code != exitPromoted {
+		t.Errorf("qtask run exited %d, want %d: the promote came first", code, exitPromoted)
+	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +170,5 @@ func TestPromoteThenEndSaysNoTmuxError(t *testing.T) {
 	syscall.Kill(server, syscall.SIGKILL)
 	if code := promote.wait(t); code != 0 || strings.Contains(promote.stderr.String(), "tmux") {
 		t.Errorf("promote whose task ended before its window moved: exit %d\nstdout: %s\nstderr: %s", code, promote.stdout.String(), promote.stderr.String())
-	}
-	if code := fg.wait(t); code != exitPromoted {
-		t.Errorf("qtask run exited %d, want %d: the promote came first", code, exitPromoted)
 	}
 }
