@@ -272,17 +272,24 @@ func TestPromotedProgressBarRedrawsInPlace(t *testing.T) {
 	pane := h.shellPane(interactiveShells[0])
 	gate := filepath.Join(h.root, "gate")
 	h.typeLine(pane, "printf 'step 1 of 3'; until [ -e "+gate+" ]; do sleep 0.05; done; printf '\\rstep 3 of 3\\ndone\\n'")
-	eventually(t, "the bar to show", func() bool {
-		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
-		return strings.Contains(screen, "\nstep 1 of 3")
-	})
-	if out := h.mustQtask("promote", "--pane", pane); !strings.HasPrefix(out, "Promoted task ") {
-		t.Fatalf("promote said %q", out)
-	}
-	task := h.lastTask()
+	task := h.promoteOnceShown(pane, "\nstep 1 of 3")
 	os.WriteFile(gate, nil, 0o600)
 	h.wait(task.ID)
 	if got := h.output(task.ID); got != "step 3 of 3\ndone\n" {
 		t.Fatalf("output of the promoted progress bar:\n%q\nwant the bar's last frame once, then done", got)
 	}
+}
+
+// promoteOnceShown promotes the command running in pane once the pane
+// shows text, and returns the task it became.
+func (h *harness) promoteOnceShown(pane, text string) tasks.Task {
+	h.t.Helper()
+	eventually(h.t, fmt.Sprintf("the pane to show %q", text), func() bool {
+		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
+		return strings.Contains(screen, text)
+	})
+	if out := h.mustQtask("promote", "--pane", pane); !strings.HasPrefix(out, "Promoted task ") {
+		h.t.Fatalf("promote said %q", out)
+	}
+	return h.lastTask()
 }

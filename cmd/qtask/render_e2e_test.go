@@ -256,14 +256,7 @@ func TestAdoptedPaneDrawsAtItsSize(t *testing.T) {
 	pane := h.shellPane(interactiveShells[0])
 	gate := filepath.Join(h.root, "gate")
 	h.typeLine(pane, "echo started; while [ ! -e '"+gate+"' ]; do sleep 0.05; done; until [ \"$(stty size)\" = '30 70' ]; do sleep 0.02; done; printf '"+strings.Repeat("b", 150)+"\\rYY\\n'")
-	eventually(t, "the command to start", func() bool {
-		screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
-		return strings.Contains(screen, "\nstarted")
-	})
-	if out := h.mustQtask("promote", "--pane", pane); !strings.HasPrefix(out, "Promoted task ") {
-		t.Fatalf("promote said %q", out)
-	}
-	task := h.lastTask()
+	task := h.promoteOnceShown(pane, "\nstarted")
 	if _, err := h.tmux("resize-window", "-t", pane, "-x", "70", "-y", "30"); err != nil {
 		t.Fatal(err)
 	}
