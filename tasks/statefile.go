@@ -120,8 +120,14 @@ func writeFileReplacing(path string, data []byte, synced bool) error {
 // does nothing and reports false; recycled is true once it has acted,
 // whatever the error.
 func replaceRecycling(path, spare string, data []byte) (recycled bool, err error) {
-	f, err := os.OpenFile(spare, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	// Non-blocking: something other than our own regular file there (a
+	// FIFO would hang the open) is not a spare.
+	f, err := os.OpenFile(spare, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		return false, nil
+	}
+	if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
+		f.Close()
 		return false, nil
 	}
 	err = f.Truncate(0)
