@@ -76,13 +76,13 @@ func TestAgentModeResults(t *testing.T) {
 		}
 	}
 	gate := h.fifoGate() // the command ends after its timeout, never before
-	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "300ms", "--", "echo begun; read x < "+gate+"; echo done")
+	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "2s", "--", "echo begun; read x < "+gate+"; echo done")
 	task = h.lastTask()
 	if r.code != exitPromoted {
 		t.Fatalf("a timed-out agent run: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
-		"begun\n", "still running after 300ms", "moved to the background as task " + task.ID,
+		"begun\n", "still running after 2s", "moved to the background as task " + task.ID,
 		task.OutputPath, "qtask wait " + task.ID, "qtask stop " + task.ID, "<task-notification>",
 	} {
 		if !strings.Contains(r.stdout, want) {
