@@ -167,7 +167,7 @@ func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*
 	if err != nil || !r.Running() {
 		return r, err
 	}
-	signalOwned(s.procs(), r, r.targetGroup(s.procs()), syscall.SIGKILL, syscall.SIGCONT)
+	signalTarget(s.procs(), r, syscall.SIGKILL)
 	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
 }
 
@@ -217,7 +217,7 @@ func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, er
 		}
 		// SIGCONT after the signal: a job stopped by Ctrl+Z in its pane
 		// would otherwise hold it pending until SIGKILL.
-		err := signalOwned(s.procs(), r, r.targetGroup(s.procs()), opts.Signal, syscall.SIGCONT)
+		err := signalTarget(s.procs(), r, opts.Signal)
 		var gone *groupGoneError
 		switch {
 		case err == nil:
@@ -292,6 +292,19 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 		}
 	}
 	return &NotRunningError{Task: &r.Task}
+}
+
+// signalTarget sends sig, then SIGCONT, to the group a stop signals
+// (targetGroup). An adopted command line's foreground job can end between
+// reading the terminal's foreground group and signalling it (a loop runs
+// one short job after another) without the line having ended: the group is
+// looked up again, a few times, before its going counts as the end.
+func signalTarget(procs processes, r *record, sig syscall.Signal) error {
+	err := signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
+	for try := 0; try < 3 && r.Adopted && errors.As(err, new(*groupGoneError)); try++ {
+		err = signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
+	}
+	return err
 }
 
 // targetGroup is the process group a stop signals: the command's own group,

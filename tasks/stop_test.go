@@ -216,3 +216,41 @@ func TestStopSignals(t *testing.T) {
 		})
 	}
 }
+
+// movingForeground is a shell (pid 400) running a loop: the first look at
+// its terminal's foreground finds a job that has already ended (group 600,
+// gone), the next the loop's next job (group 700).
+type movingForeground struct {
+	fakeProcs
+	looks int
+	sent  []int
+}
+
+func (m *movingForeground) stat(pid int) (procStat, error) {
+	st, err := m.fakeProcs.stat(pid)
+	if pid == 400 && err == nil {
+		m.looks++
+		st.tpgid = 600
+		if m.looks > 1 {
+			st.tpgid = 700
+		}
+	}
+	return st, err
+}
+
+func (m *movingForeground) self() caller                           { return caller{pgrp: 1000, session: 1000} }
+func (m *movingForeground) signalGroup(pgid int, _ syscall.Signal) { m.sent = append(m.sent, pgid) }
+
+// A stop of an adopted loop that meets a job just ended signals the next
+// one: the end of one job is not the end of the line (CI once settled such
+// a loop as lost).
+func TestStopOfAnAdoptedLoopFindsTheNextJob(t *testing.T) {
+	r := &record{Task: Task{ID: "t1", PID: 600}, WrapperPID: 400, WrapperStart: 8000, Session: 400, CommandStart: 9000, Adopted: true}
+	procs := &movingForeground{fakeProcs: fakeProcs{400: *proc(400, 400, 8000, ""), 701: *proc(700, 400, 9100, "")}}
+	if err := signalTarget(procs, r, syscall.SIGINT); err != nil {
+		t.Fatalf("signalTarget: %v", err)
+	}
+	if !slices.Equal(procs.sent, []int{700, 700}) {
+		t.Errorf("signalled groups %v, want the next job's group 700 (SIGINT, SIGCONT)", procs.sent)
+	}
+}
