@@ -57,10 +57,11 @@ func TestMain(m *testing.M) {
 // -parallel says otherwise. Go's default, one per CPU, suits tests that
 // compute; these mostly wait (on tmux round trips, on the commands they
 // start, on a task's end), so at one per CPU the CPUs sit idle most of the
-// run. Four per CPU keeps them busy; the few CPU-bound tests (the node-based
-// agents, a go build) then share the CPUs rather than queue, and nothing
-// here asserts a timing, so they only take longer.
-const waitingParallel = 4
+// run. Two per CPU keeps them busy. Four was faster still (83 s against
+// about 110 s for the package), but the real agents' TUIs, driven by keys
+// typed into their panes, then starved on a 2-CPU machine: the gemini wake
+// test lost its typed line in 1 of ~8 CI runs.
+const waitingParallel = 2
 
 // setParallel raises -test.parallel to waitingParallel per CPU when the
 // command line did not set it (`go test -parallel N` still decides).
