@@ -184,6 +184,18 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 	}
 	// Idle: its turn over, the TUI waits for the person. The task ends.
 	eventuallyWithin(t, 60*time.Second, "the end of qwen's turn", func() bool { return strings.Contains(screen(), "Started it") }, screen)
+	// The screen shows the turn's last words before the agent's turn-end
+	// hook has run: until it has noted the agent idle, a task ending is
+	// passed on by that hook (correctly, once), with no line typed.
+	eventuallyWithin(t, 30*time.Second, "the turn-end hook to note the agent idle", func() bool {
+		presences, _ := filepath.Glob(filepath.Join(h.state, "agents", "*.json"))
+		for _, p := range presences {
+			if data, err := os.ReadFile(p); err == nil && strings.Contains(string(data), `"idle":true`) {
+				return true
+			}
+		}
+		return false
+	}, screen)
 	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
 		f.WriteString("go\n")
 		f.Close()
