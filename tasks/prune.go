@@ -248,6 +248,21 @@ func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, erro
 	return s.autoPrune(keep, forget, 0)
 }
 
+// AutoPruneWarnings is AutoPrune for a caller that only reports: what it
+// could not do, its error included, as warnings (the task at hand goes on
+// either way).
+func (s *Store) AutoPruneWarnings(keep int, forget func(*Task)) []string {
+	return s.autoPruneWarnings(keep, forget, 0)
+}
+
+func (s *Store) autoPruneWarnings(keep int, forget func(*Task), starting int) []string {
+	_, warnings, err := s.autoPrune(keep, forget, starting)
+	if err != nil {
+		warnings = append(warnings, "prune finished tasks: "+err.Error())
+	}
+	return warnings
+}
+
 // autoPrune is AutoPrune counting also the records of starting tasks
 // about to be saved (Start prunes while its task's record is not there yet).
 func (s *Store) autoPrune(keep int, forget func(*Task), starting int) ([]*Task, []string, error) {

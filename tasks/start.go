@@ -258,12 +258,8 @@ func (s *Store) autoPruneAsync(opts StartOptions) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, warnings, err := s.autoPrune(opts.KeepFinished, opts.Forget, 1)
-		for _, w := range warnings {
+		for _, w := range s.autoPruneWarnings(opts.KeepFinished, opts.Forget, 1) {
 			s.warnf("%s", w)
-		}
-		if err != nil {
-			s.warnf("prune finished tasks: %v", err)
 		}
 	}()
 	return func() { <-done }

@@ -109,7 +109,7 @@ func writeFileReplacing(path string, data []byte, synced bool) error {
 	if err != nil {
 		return err
 	}
-	return w.commit(data, synced)
+	return w.commit(data, synced, "")
 }
 
 // replaceRecycling replaces path with data by writing data over the file
@@ -172,9 +172,11 @@ func prepareWrite(path string) (*pendingWrite, error) {
 	return &pendingWrite{path: path, tmp: f}, nil
 }
 
-// commit writes data to the temp file and renames it over the path; with
-// synced, the data and then the directory entry are flushed first.
-func (w *pendingWrite) commit(data []byte, synced bool) error {
+// commit writes data to the temp file and puts it in place of the path;
+// with synced, the data and then the directory entry are flushed first.
+// With a spare name, the version it replaces is not freed but kept there
+// (one RENAME_EXCHANGE), for replaceRecycling to write over next time.
+func (w *pendingWrite) commit(data []byte, synced bool, spare string) error {
 	_, err := w.tmp.Write(data)
 	if err == nil && synced {
 		err = w.tmp.Sync()
@@ -182,43 +184,25 @@ func (w *pendingWrite) commit(data []byte, synced bool) error {
 	if cerr := w.tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(w.tmp.Name(), w.path)
+	kept := false
+	if err == nil && spare != "" {
+		kept = unix.Renameat2(unix.AT_FDCWD, w.tmp.Name(), unix.AT_FDCWD, w.path, unix.RENAME_EXCHANGE) == nil
+	}
+	if err == nil && !kept {
+		err = os.Rename(w.tmp.Name(), w.path) // no spare, no old version, or no exchange here
 	}
 	if err != nil {
 		os.Remove(w.tmp.Name())
 		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	if kept && os.Rename(w.tmp.Name(), spare) != nil {
+		os.Remove(w.tmp.Name())
 	}
 	if synced {
 		if d, err := os.Open(filepath.Dir(w.path)); err == nil {
 			d.Sync()
 			d.Close()
 		}
-	}
-	return nil
-}
-
-// commitKeeping is commit for a file that is rewritten often: the version
-// it replaces is not freed but kept at spare, for replaceRecycling to write
-// over next time.
-func (w *pendingWrite) commitKeeping(data []byte, spare string) error {
-	_, err := w.tmp.Write(data)
-	if cerr := w.tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat2(unix.AT_FDCWD, w.tmp.Name(), unix.AT_FDCWD, w.path, unix.RENAME_EXCHANGE)
-		if err == nil {
-			if os.Rename(w.tmp.Name(), spare) != nil {
-				os.Remove(w.tmp.Name())
-			}
-			return nil
-		}
-		err = os.Rename(w.tmp.Name(), w.path) // no old version, or no exchange here
-	}
-	if err != nil {
-		os.Remove(w.tmp.Name())
-		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
 }

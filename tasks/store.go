@@ -237,7 +237,7 @@ func (s *Store) save(r *record) error {
 	if err != nil {
 		return err
 	}
-	return w.commitKeeping(data, s.sparePath(r.ID))
+	return w.commit(data, false, s.sparePath(r.ID))
 }
 
 // sparePath is the file whose inode the next save of task id's record
@@ -254,7 +254,7 @@ func (s *Store) saveVia(w *pendingWrite, r *record) error {
 		w.abandon()
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
-	return w.commit(append(data, '\n'), false)
+	return w.commit(append(data, '\n'), false, "")
 }
 
 // update applies fn to the current record under the state lock and saves

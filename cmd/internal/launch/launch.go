@@ -48,9 +48,5 @@ func ForgetPanes(stateDir string) func(*tasks.Task) {
 // returns what it could not do, as warnings: the task has started either
 // way.
 func AutoPrune(store *tasks.Store, keep int, stateDir string) []string {
-	_, warnings, err := store.AutoPrune(keep, ForgetPanes(stateDir))
-	if err != nil {
-		warnings = append(warnings, "prune finished tasks: "+err.Error())
-	}
-	return warnings
+	return store.AutoPruneWarnings(keep, ForgetPanes(stateDir))
 }
