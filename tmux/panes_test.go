@@ -59,18 +59,11 @@ func FuzzParsePaneInfo(f *testing.F) {
 // LANG) tmux rewrites non-printable and non-ASCII output bytes, which once
 // broke promote and the foreground timeout there.
 func TestPaneInfoInAnyLocale(t *testing.T) {
-	testenv.NeedProgram(t, "tmux")
-	root, err := os.MkdirTemp("", "qtl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
+	server, _, root := privateServer(t, "qtl")
 	dir := filepath.Join(root, "dïr|x")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	server := NewSocketServer(filepath.Join(root, "s"))
-	defer exec.Command("tmux", "-S", filepath.Join(root, "s"), "kill-server").Run()
 	pane, pid, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Name: "ünï", Dir: dir, Argv: []string{"sleep", "60"}})
 	if err != nil {
 		t.Fatal(err)
@@ -119,15 +112,7 @@ func TestMissingSocketDirSaysWhy(t *testing.T) {
 // history, its screen row by row (a line that wraps is two rows there), the
 // cursor — and from the same moment on, the pipe gets what follows.
 func TestCaptureAndPipe(t *testing.T) {
-	testenv.NeedProgram(t, "tmux")
-	root, err := os.MkdirTemp("", "qtc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	sock := filepath.Join(root, "s")
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
-	server := NewSocketServer(sock)
+	server, sock, root := privateServer(t, "qtc")
 	gate := filepath.Join(root, "gate")
 	script := `seq 1 12; printf 'a line of twenty-six chars'; printf '\n50%%'; while [ ! -e ` + gate + ` ]; do sleep 0.01; done; printf '\r100%%'; sleep 60`
 	if out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "20", "-y", "5", "sh", "-c", script).CombinedOutput(); err != nil {
@@ -175,4 +160,22 @@ func TestParseSnapshot(t *testing.T) {
 			t.Errorf("parseSnapshot(%q): no error", bad)
 		}
 	}
+}
+
+// privateServer is a tmux server of the test's own (started by the test's
+// first command): its socket in a short temp dir, root, which also holds
+// the test's files; the server is killed and root removed at the end.
+func privateServer(t *testing.T, prefix string) (server Server, sock, root string) {
+	t.Helper()
+	testenv.NeedProgram(t, "tmux")
+	root, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock = filepath.Join(root, "s")
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", sock, "kill-server").Run()
+		os.RemoveAll(root)
+	})
+	return NewSocketServer(sock), sock, root
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -18,15 +16,7 @@ import (
 // through the tmux client binary on one real server: what a caller gets
 // (stdout, stderr, exit) must not depend on which one carried it.
 func TestDirectMatchesForkedClient(t *testing.T) {
-	testenv.NeedProgram(t, "tmux")
-	root, err := os.MkdirTemp("", "qtd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	sock := filepath.Join(root, "s")
-	server := NewSocketServer(sock)
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	server, _, _ := privateServer(t, "qtd")
 	if _, _, err := server.StartWindow(context.Background(), WindowSpec{Session: "t", Argv: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
