@@ -25,32 +25,61 @@ import (
 // its notification, exactly once, and never that of a task another session
 // of the same agent started. The task's scope is the agent's session
 // (Claude and qwen give their commands its id; gemini gives them none, so
-// its tasks keep the pane's scope, which its hooks read too). qwen's
-// --fork-session gives the resumed run a new session id, which the hook
-// maps back to its parent through the transcript.
+// its tasks keep the pane's scope, which its hooks read too).
+//
+// qwen is resumed twice in one conversation (each qwen run costs seconds of
+// CPU, so the two resumes share their runs): a plain --continue, which also
+// starts a second task, then a --continue --fork-session, whose new session
+// id the hook maps back to its parent through the transcript; the fork hears
+// the second task once and the first (already told) never again.
 func TestResumedSessionHearsItsTasks(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		agent     agenttest.Agent
-		name      string
-		resume    []string
-		scope     string // the prefix of the task's scope
-		separates bool   // the agent's sessions have scopes of their own
+		resumes   [][]string // the arguments of each resumed run, in order
+		scope     string     // the prefix of the tasks' scope
+		separates bool       // the agent's sessions have scopes of their own
 	}{
-		{agenttest.Claude, "claude", []string{"--continue"}, "claude:", true},
-		{agenttest.Qwen, "qwen", []string{"--continue"}, "qwen:", true},
-		{agenttest.Qwen, "qwen-fork", []string{"--continue", "--fork-session"}, "qwen:", true},
-		{agenttest.Gemini, "gemini", []string{"--resume", "latest"}, "default", false},
+		{agenttest.Claude, [][]string{{"--continue"}}, "claude:", true},
+		{agenttest.Qwen, [][]string{{"--continue"}, {"--continue", "--fork-session"}}, "qwen:", true},
+		{agenttest.Gemini, [][]string{{"--resume", "latest"}}, "default", false},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.agent.Name, func(t *testing.T) {
 			t.Parallel() // each case has its own server, state, home and mock
-			testResumeHearsTasks(t, c.agent, c.resume, c.scope, c.separates)
+			testResumeHearsTasks(t, c.agent, c.resumes, c.scope, c.separates)
 		})
 	}
 }
 
-func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, scopePrefix string, separates bool) {
+// resumeRun is what one run of testResumeHearsTasks says to the model and to
+// qtask: the shell call it makes and the notification line of the task that
+// call starts (empty for the last run, which starts none).
+type resumeRun struct{ call, out string }
+
+// resumeScript is the runs of a session resumed len(resumes) times: each run
+// but the last starts a task that waits on its own gate (a FIFO in proj) and
+// then prints its line and exits 3.
+func resumeScript(t *testing.T, proj, tag string, resumes int) (runs []resumeRun, gates []string) {
+	for k := 0; k <= resumes; k++ {
+		if k == resumes {
+			runs = append(runs, resumeRun{call: "echo resumed"})
+			break
+		}
+		gate := filepath.Join(proj, fmt.Sprintf("gate%d", k))
+		if err := syscall.Mkfifo(gate, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		gates = append(gates, gate)
+		runs = append(runs, resumeRun{
+			call: fmt.Sprintf("qtask run --bg -- 'cat %s >/dev/null; echo out-r%d-$((6*7))-%s; exit 3'", gate, k, tag),
+			out:  fmt.Sprintf("out-r%d-42-%s", k, tag),
+		})
+	}
+	return runs, gates
+}
+
+func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]string, scopePrefix string, separates bool) {
 	agenttest.Require(t, agent)
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
@@ -63,24 +92,19 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, 
 	if r := h.qtaskIn(proj, nil, "agent", "install", agent.Name); r.code != 0 {
 		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 	}
-	gate := filepath.Join(proj, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	tag := fmt.Sprintf("%08x", rand.Uint32())
-	out, decoy := "out-r-42-"+tag, "decoy-42-"+tag
-	// One mock serves both runs, so that its call ids stay unique across
+	decoy := "decoy-42-" + tag
+	runs, gates := resumeScript(t, proj, tag, len(resumes))
+	// One mock serves every run, so that its call ids stay unique across
 	// the resumed conversation (qwen refuses a call id it saw before).
-	mock, err := mockmodel.Start(
-		mockmodel.Shell(fmt.Sprintf("qtask run --bg -- 'cat %s >/dev/null; echo out-r-$((6*7))-%s; exit 3'", gate, tag)),
-		mockmodel.Text("Started it; I will hear when it ends."),
-		mockmodel.Shell("echo resumed"),
-		mockmodel.Text("It failed with exit 3."),
-	)
+	mock, err := mockmodel.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(mock.Close)
+	for _, r := range runs {
+		mock.Push(mockmodel.Shell(r.call), mockmodel.Text("Done; I will hear when a task ends."))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := h.agentEnv()
@@ -94,62 +118,105 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resume []string, 
 			t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(o, 4000))
 		}
 	}
-	// Session 1 ends with its task still running. Claude would wait 30 s
-	// for its rewake waiter (waiting on that task) before exiting: the
-	// session is ended at its result instead, as a person would.
-	session1 := agenttest.Output
-	if agent == agenttest.Claude {
-		session1 = agenttest.OutputEndedAtResult
+	starts := make([]int, len(runs)) // the index of each run's first main turn
+	for k, rr := range runs {
+		starts[k] = len(mock.MainTurns())
+		var args []string
+		if k > 0 {
+			args = resumes[k-1]
+		}
+		// A run that ends with its task still running: Claude would wait
+		// 30 s for its rewake waiter (waiting on that task) before exiting,
+		// so the session is ended at its result instead, as a person would.
+		output := agenttest.Output
+		if agent == agenttest.Claude && rr.out != "" {
+			output = agenttest.OutputEndedAtResult
+		}
+		run(output, fmt.Sprintf("run %d: start a task or tell me what happened", k), args...)
+		if k > 0 && len(mock.MainTurns()) != starts[k]+2 {
+			t.Fatalf("resumed run %d: %d main turns reached the model, want 2\nrequests:\n%s", k, len(mock.MainTurns())-starts[k], mock.Summary())
+		}
+		if rr.out == "" {
+			break
+		}
+		task := runningTaskOf(t, h, proj, fmt.Sprintf("out-r%d-$((6*7))-%s", k, tag), scopePrefix)
+		if k == 0 && separates {
+			startDecoy(t, h, proj, agent, tag)
+		}
+		endResumeTask(t, h, gates[k], task.ID)
 	}
-	run(session1, "start the task")
-	first := len(mock.MainTurns())
+	checkToldOnce(t, mock, runs, starts, decoy)
+}
 
-	// The task runs, in the session's scope, after session 1 ended.
+// checkToldOnce checks the notification of each run's task in every main
+// turn: once in each request of the run after the task ended, in no request
+// before it (the task was running) and in none after that run. qwen keeps no
+// hook context in its transcript, so a later run of the conversation that
+// carried the line again would have been told it a second time. No request
+// carries the decoy's.
+func checkToldOnce(t *testing.T, mock *mockmodel.Server, runs []resumeRun, starts []int, decoy string) {
+	t.Helper()
+	turns := mock.MainTurns()
+	starts = append(starts, len(turns))
+	for k, rr := range runs[:len(runs)-1] {
+		for i, r := range turns {
+			want := 0
+			if i >= starts[k+1] && i < starts[k+2] {
+				want = 1 // the run after the task ended
+			}
+			if n := r.Count(rr.out); n != want {
+				t.Errorf("request %d carries task %d's notification %d times, want %d\nrequests:\n%s", i+1, k, n, want, mock.Summary())
+			}
+		}
+	}
+	for i, r := range turns {
+		if n := r.Count(decoy); n != 0 {
+			t.Errorf("request %d carries another session's notification\nrequests:\n%s", i+1, mock.Summary())
+		}
+	}
+}
+
+// runningTaskOf is the task whose command holds marker (the task itself, not
+// the `qtask run` that started it), which must be running in a scope that
+// starts with scopePrefix now that the session that started it has ended.
+func runningTaskOf(t *testing.T, h *harness, proj, marker, scopePrefix string) tasks.Task {
+	t.Helper()
 	var list []tasks.Task
 	if r := h.qtaskIn(proj, nil, "ls", "--json"); json.Unmarshal([]byte(r.stdout), &list) != nil {
 		t.Fatalf("qtask ls --json: %q %s", r.stdout, r.stderr)
 	}
 	var task tasks.Task
 	for _, tk := range list {
-		if strings.Contains(tk.Command, "out-r-$((6*7))-"+tag) && !strings.HasPrefix(tk.Command, "qtask run") {
+		if strings.Contains(tk.Command, marker) && !strings.HasPrefix(tk.Command, "qtask run") {
 			task = tk
 		}
 	}
 	if !task.Running() || !strings.HasPrefix(task.Scope, scopePrefix) {
-		t.Fatalf("after session 1 the task is %+v; want it running in a scope starting %q\nls: %+v", task, scopePrefix, list)
+		t.Fatalf("after the session ended the task is %+v; want it running in a scope starting %q\nls: %+v", task, scopePrefix, list)
 	}
-	if separates {
-		// A task of another session of the same agent, ended: never told
-		// to this one.
-		other := []string{"CLAUDE_CODE_SESSION_ID=", "QWEN_CODE_SESSION_ID="}
-		other[map[bool]int{true: 0, false: 1}[agent == agenttest.Claude]] += "another-session"
-		if r := h.qtaskIn(proj, other, "run", "--bg", "--", "echo decoy-$((6*7))-"+tag); r.code != 0 {
-			t.Fatalf("decoy: exit %d %s", r.code, r.stderr)
-		}
+	return task
+}
+
+// startDecoy runs a task of another session of the same agent, which ends
+// at once and must never be told to the session under test.
+func startDecoy(t *testing.T, h *harness, proj string, agent agenttest.Agent, tag string) {
+	t.Helper()
+	other := []string{"CLAUDE_CODE_SESSION_ID=", "QWEN_CODE_SESSION_ID="}
+	other[map[bool]int{true: 0, false: 1}[agent == agenttest.Claude]] += "another-session"
+	if r := h.qtaskIn(proj, other, "run", "--bg", "--", "echo decoy-$((6*7))-"+tag); r.code != 0 {
+		t.Fatalf("decoy: exit %d %s", r.code, r.stderr)
 	}
+}
+
+// endResumeTask opens the task's gate and waits for it to end with exit 3,
+// while no agent runs.
+func endResumeTask(t *testing.T, h *harness, gate, id string) {
+	t.Helper()
 	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
 		f.WriteString("go\n")
 		f.Close()
 	}
-	if r := h.qtaskIn(proj, nil, "wait", task.ID); r.code != 3 {
-		t.Fatalf("qtask wait %s: exit %d %s, want 3", task.ID, r.code, r.stderr)
-	}
-
-	run(agenttest.Output, "what happened to the task?", resume...)
-	turns := mock.MainTurns()
-	if len(turns) != first+2 {
-		t.Fatalf("%d main turns reached the model, want %d\nrequests:\n%s", len(turns), first+2, mock.Summary())
-	}
-	for i, r := range turns {
-		want := 0
-		if i >= first {
-			want = 1 // from the resumed run's first request on
-		}
-		if n := r.Count(out); n != want {
-			t.Errorf("request %d carries the task's notification %d times, want %d\nrequests:\n%s", i+1, n, want, mock.Summary())
-		}
-		if n := r.Count(decoy); n != 0 {
-			t.Errorf("request %d carries another session's notification\nrequests:\n%s", i+1, mock.Summary())
-		}
+	if r := h.qtaskIn(filepath.Dir(gate), nil, "wait", id); r.code != 3 {
+		t.Fatalf("qtask wait %s: exit %d %s, want 3", id, r.code, r.stderr)
 	}
 }
