@@ -62,6 +62,9 @@ func (f *fakePanes) StartWindow(_ context.Context, spec tmux.WindowSpec) (tmux.P
 		}
 	}
 	f.called("start-window in %s", where)
+	if spec.Meanwhile != nil {
+		spec.Meanwhile()
+	}
 	if f.failStart {
 		return "", 0, tmux.ErrNoServer
 	}

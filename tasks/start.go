@@ -148,16 +148,18 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 
 // launch opens the task's window. The tmux round trip is most of a
 // start, and nothing in it needs the spec, the running count or the
-// record's temp file, so they are made while it runs (the wrapper reads
-// its spec only once the record exists). It returns the window and the
+// record's temp file, so they are made while the server works on it
+// (WindowSpec.Meanwhile: after the command is sent, on this thread; the
+// wrapper reads its spec only once the record exists). It returns the window and the
 // record's prepared write; on failure, nothing of it is left.
 func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec) (openedWindow, *pendingWrite, error) {
-	opened := make(chan openedWindow, 1)
-	go func() { opened <- s.openWindow(ctx, r, opts) }()
-	specErr := s.writeSpec(r.ID, opts, shell, mon)
-	s.countStart(r.ID)
-	saving, saveErr := prepareWrite(s.recordPath(r.ID))
-	w := <-opened
+	var specErr, saveErr error
+	var saving *pendingWrite
+	w := s.openWindow(ctx, r, opts, func() {
+		specErr = s.writeSpec(r.ID, opts, shell, mon)
+		s.countStart(r.ID)
+		saving, saveErr = prepareWrite(s.recordPath(r.ID))
+	})
 	err := cmp.Or(w.err, specErr, saveErr)
 	if err == nil {
 		return w, saving, nil
@@ -226,7 +228,7 @@ type openedWindow struct {
 
 // openWindow opens the task's window running its wrapper: in the caller's
 // session for a foreground run beside the caller, else in opts.Session.
-func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) openedWindow {
+func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions, meanwhile func()) openedWindow {
 	panes := s.panes(opts.Server)
 	var callerSession tmux.SessionID
 	if !opts.Background && !opts.WindowInSession && r.CallerPane != "" {
@@ -241,6 +243,7 @@ func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions) op
 		Dir:       opts.Cwd,
 		Argv:      s.helperArgv(opts.Self, ExecVerb, r.ID),
 		Env:       []string{wrapperGOMAXPROCS},
+		Meanwhile: meanwhile,
 	})
 	if err != nil {
 		err = fmt.Errorf("start task window: %w", err)

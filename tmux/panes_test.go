@@ -179,3 +179,47 @@ func privateServer(t *testing.T, prefix string) (server Server, sock, root strin
 	})
 	return NewSocketServer(sock), sock, root
 }
+
+// TestStartWindowRunsMeanwhileOnce: the work a start does while tmux opens
+// its window runs exactly once whichever way the window is opened, and,
+// over the socket, only once the command is on its way: the window
+// appears while the work is still running.
+func TestStartWindowRunsMeanwhileOnce(t *testing.T) {
+	server, sock, root := privateServer(t, "qtm")
+	windows := func(session string) int {
+		out, _ := exec.Command("tmux", "-S", sock, "list-windows", "-t", "="+session+":").Output()
+		return strings.Count(string(out), "\n")
+	}
+	cases := []struct {
+		name, session string
+		server        Server
+		overlaps      bool // the server is up: the command is sent first
+		wantErr       bool
+	}{
+		{name: "no server yet (forked client)", session: "a", server: server},
+		{name: "session exists (socket)", session: "a", server: server, overlaps: true},
+		// Meanwhile runs during the new-window that finds no session.
+		{name: "session missing (socket, then created)", session: "b", server: server},
+		{name: "no socket directory (fails)", session: "a", server: NewSocketServer(filepath.Join(root, "missing", "s")), wantErr: true},
+	}
+	for _, c := range cases {
+		calls, before := 0, windows(c.session)
+		sawWindow := false
+		_, _, err := c.server.StartWindow(context.Background(), WindowSpec{Session: c.session, Argv: []string{"sleep", "60"},
+			Meanwhile: func() {
+				calls++
+				for deadline := time.Now().Add(5 * time.Second); c.overlaps && !sawWindow && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+					sawWindow = windows(c.session) > before
+				}
+			}})
+		if (err != nil) != c.wantErr {
+			t.Errorf("%s: StartWindow: %v", c.name, err)
+		}
+		if calls != 1 {
+			t.Errorf("%s: Meanwhile ran %d times, want once", c.name, calls)
+		}
+		if c.overlaps && !sawWindow {
+			t.Errorf("%s: the window never appeared while Meanwhile ran: the command was not sent first", c.name)
+		}
+	}
+}

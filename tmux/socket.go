@@ -78,8 +78,9 @@ func (s Server) listenPath() string {
 
 // direct runs one command (args, as after `tmux -u -S path`) over the
 // server's socket and returns what tmux would have printed on stdout and
-// stderr and its exit status as an error (nil for 0).
-func (s Server) direct(ctx context.Context, args []string) (stdout, stderr []byte, err error) {
+// stderr and its exit status as an error (nil for 0). Once the command is
+// sent, meanwhile runs before the answer is read.
+func (s Server) direct(ctx context.Context, meanwhile func(), args []string) (stdout, stderr []byte, err error) {
 	path := s.listenPath()
 	if path == "" {
 		return nil, nil, errNotDirect
@@ -102,6 +103,7 @@ func (s Server) direct(ctx context.Context, args []string) (stdout, stderr []byt
 		// The server closed before reading: nothing ran.
 		return nil, nil, errNotDirect
 	}
+	meanwhile()
 	c := &conversation{f: f}
 	err = c.converse()
 	if ctxErr := ctx.Err(); ctxErr != nil && err != nil {

@@ -35,7 +35,7 @@ func TestDirectMatchesForkedClient(t *testing.T) {
 		{"list-keys", "-T", "prefix"},
 	}
 	for _, args := range cases {
-		dOut, dErr, dExit := server.direct(context.Background(), args)
+		dOut, dErr, dExit := server.direct(context.Background(), func() {}, args)
 		if errors.Is(dExit, errNotDirect) {
 			t.Fatalf("%.80q: not carried over the socket", args)
 		}
@@ -61,7 +61,7 @@ func TestDirectFallsBackUnsent(t *testing.T) {
 	testenv.NeedProgram(t, "tmux")
 	dir := t.TempDir()
 	none := NewSocketServer(filepath.Join(dir, "none"))
-	if _, _, err := none.direct(context.Background(), []string{"list-sessions"}); !errors.Is(err, errNotDirect) {
+	if _, _, err := none.direct(context.Background(), func() {}, []string{"list-sessions"}); !errors.Is(err, errNotDirect) {
 		t.Errorf("no server: direct = %v, want errNotDirect", err)
 	}
 	if _, err := none.run(context.Background(), "list-sessions"); !errors.Is(err, ErrNoServer) {
@@ -92,7 +92,7 @@ func TestDirectFallsBackUnsent(t *testing.T) {
 		commands <- bytes.Count(rest, binary.NativeEndian.AppendUint32(nil, msgCommand))
 	}()
 	other := NewSocketServer(sock)
-	if _, _, err := other.direct(context.Background(), []string{"list-sessions"}); !errors.Is(err, errNotDirect) {
+	if _, _, err := other.direct(context.Background(), func() {}, []string{"list-sessions"}); !errors.Is(err, errNotDirect) {
 		t.Errorf("version mismatch: direct = %v, want errNotDirect", err)
 	}
 	ln.Close()

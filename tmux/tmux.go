@@ -171,11 +171,19 @@ func (s Server) Args() []string {
 // creating /missing/dir/sock" when the socket directory does not exist):
 // stderr with no output is a failure, with tmux's reason.
 func (s Server) run(ctx context.Context, args ...string) (string, error) {
+	return s.runMeanwhile(ctx, func() {}, args...)
+}
+
+// runMeanwhile is run that calls meanwhile while the server works on the
+// command: once it is sent over the socket, or before the forked client
+// starts.
+func (s Server) runMeanwhile(ctx context.Context, meanwhile func(), args ...string) (string, error) {
 	if !installed() {
 		return "", ErrNotInstalled
 	}
-	stdout, stderr, err := s.direct(ctx, args)
+	stdout, stderr, err := s.direct(ctx, meanwhile, args)
 	if errors.Is(err, errNotDirect) {
+		meanwhile()
 		stdout, stderr, err = s.fork(ctx, args)
 	}
 	if err == nil && len(stdout) == 0 && len(bytes.TrimSpace(stderr)) != 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,6 +20,12 @@ type WindowSpec struct {
 	Dir       string   // start directory of the pane
 	Argv      []string // the pane's program, passed to tmux as argv (never a shell string)
 	Env       []string // NAME=value set for the pane's program (new-window -e)
+	// Meanwhile, if set, is work of the caller's that needs nothing from
+	// the window: StartWindow calls it exactly once before it returns,
+	// while the server opens the window when it can (after sending the
+	// command, before reading the answer), so a start overlaps its own
+	// file work with tmux's without a second thread.
+	Meanwhile func()
 }
 
 // StartWindow opens a detached window running spec.Argv in spec.Session and
@@ -29,6 +36,12 @@ type WindowSpec struct {
 // its first, so no placeholder shell is left behind. Concurrent starters that
 // race to create the session retry into the winner's session.
 func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, error) {
+	meanwhile := sync.OnceFunc(func() {
+		if spec.Meanwhile != nil {
+			spec.Meanwhile()
+		}
+	})
+	defer meanwhile()
 	open := func(verb, targetFlag, target string) (PaneID, int, error) {
 		args := []string{verb, targetFlag, literalArg(target), "-d", "-P", "-F", "#{pane_id}" + fieldSep + "#{pane_pid}", "-n", formatArg(spec.Name)}
 		if spec.Dir != "" {
@@ -43,7 +56,7 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 				args = append(args, literalArg(a))
 			}
 		}
-		out, err := s.run(ctx, args...)
+		out, err := s.runMeanwhile(ctx, meanwhile, args...)
 		if err != nil {
 			return "", 0, err
 		}
