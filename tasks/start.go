@@ -123,7 +123,6 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err != nil {
 		return nil, err
 	}
-	defer s.autoPruneAsync(opts)()
 	w, saving, err := s.launch(ctx, r, opts, shell, mon)
 	if err != nil {
 		return nil, err
@@ -147,11 +146,12 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 }
 
 // launch opens the task's window. The tmux round trip is most of a
-// start, and nothing in it needs the spec, the running count or the
-// record's temp file, so they are made while the server works on it
-// (WindowSpec.Meanwhile: after the command is sent, on this thread; the
-// wrapper reads its spec only once the record exists). It returns the window and the
-// record's prepared write; on failure, nothing of it is left.
+// start, and nothing in it needs the spec, the running count, the record's
+// temp file or the auto-prune, so they are done while the server works on
+// it (WindowSpec.Meanwhile: after the command is sent, on this thread; the
+// wrapper reads its spec only once the record exists). It returns the
+// window and the record's prepared write; on failure, nothing of it is
+// left.
 func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec) (openedWindow, *pendingWrite, error) {
 	var specErr, saveErr error
 	var saving *pendingWrite
@@ -159,6 +159,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
 		s.countStart(r.ID)
 		saving, saveErr = prepareWrite(s.recordPath(r.ID))
+		s.autoPruneStarting(opts)
 	})
 	err := cmp.Or(w.err, specErr, saveErr)
 	if err == nil {
@@ -251,21 +252,14 @@ func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions, me
 	return openedWindow{pane: pane, wrapper: wrapper, err: err}
 }
 
-// autoPruneAsync starts the check every start makes (AutoPrune, with
-// opts.KeepFinished and opts.Forget) and returns the wait for it. What it
-// could not do is a warning: the task has started either way.
-func (s *Store) autoPruneAsync(opts StartOptions) (wait func()) {
-	if opts.KeepFinished <= 0 {
-		return func() {}
+// autoPruneStarting makes the check every start makes (AutoPrune, with
+// opts.KeepFinished and opts.Forget), counting the task being started,
+// whose record is not saved yet. What it could not do is a warning: the
+// task starts either way.
+func (s *Store) autoPruneStarting(opts StartOptions) {
+	for _, w := range s.autoPruneWarnings(opts.KeepFinished, opts.Forget, 1) {
+		s.warnf("%s", w)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, w := range s.autoPruneWarnings(opts.KeepFinished, opts.Forget, 1) {
-			s.warnf("%s", w)
-		}
-	}()
-	return func() { <-done }
 }
 
 // wrapperProgram is the program that lives as long as a task, its wrapper
