@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -103,22 +104,34 @@ func TestMCPInspector(t *testing.T) {
 	}
 }
 
-// TestMCPWithRealAgents: each pinned agent starts `qtask mcp` as its MCP
-// server; the model (scripted) starts a background task with the shell
-// tool, then waits for it with task_wait. What reaches the model: the
-// shell result with the task id and output file, then the wait result with
-// the task's end and its notification, exactly once in the whole
-// conversation.
+// TestMCPWithRealAgents: `qtask agent install` registers qtask's MCP server
+// where each pinned agent reads it (Claude: the project's .mcp.json; qwen
+// and gemini: their settings, gemini with trust), and the agent, given
+// nothing else, starts it. The model (scripted) lists the tasks (none yet),
+// starts a background task with the shell tool, then waits for it with
+// task_wait. What reaches the model: the list's result, the shell result
+// with the task id and output file, then the wait result with the task's
+// end and its notification, exactly once in the whole conversation.
+// Uninstall takes the registration out again. One agent run carries both
+// the install's and the MCP server's checks (each run costs seconds of
+// CPU); the installed hooks are set aside for it (setHooksAside).
 func TestMCPWithRealAgents(t *testing.T) {
 	t.Parallel()
 	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
+		proj := filepath.Join(h.root, "proj")
+		os.MkdirAll(proj, 0o755)
+		if r := h.qtaskIn(proj, nil, "agent", "install", a.Name); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
+			t.Fatalf("agent install %s: exit %d %q %q", a.Name, r.code, r.stdout, r.stderr)
+		}
+		restore := setHooksAside(t, filepath.Join(proj, "."+a.Name, "settings.json"))
 		gate := filepath.Join(h.root, "gate")
 		marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
-		shell, wait := a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
+		list, shell, wait := a.MCPTool("qtask", "task_list"), a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
 		var mu sync.Mutex // id is set by the mock's handler
 		var id string
 		idIn := regexp.MustCompile(`Started task ([0-9a-f]{8}) in the background`)
 		mock, err := mockmodel.Start(
+			mockmodel.Tool(list, map[string]any{}),
 			mockmodel.Tool(shell, map[string]any{"is_background": true,
 				"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo %s; exit 3", gate, marker)}),
 			mockmodel.Func(func(r mockmodel.Request) mockmodel.Turn {
@@ -138,10 +151,11 @@ func TestMCPWithRealAgents(t *testing.T) {
 		t.Cleanup(mock.Close)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
-		run := &agenttest.Run{Agent: a, Prompt: "run it in the background and wait for it", Model: mock.URL(),
-			MCP: []agenttest.MCPServer{h.mcpServer("agent-" + a.Name)}}
+		scope := "agent-" + a.Name
+		run := &agenttest.Run{Agent: a, Prompt: "list the tasks, run one in the background and wait for it", Model: mock.URL(), Dir: proj,
+			Env: []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config, "QTASK_TMUX_SOCKET=" + h.socket, "QTASK_SCOPE=" + scope}}
 		if a == agenttest.Claude {
-			run.Args = []string{"--allowedTools", shell + "," + wait}
+			run.Args = []string{"--allowedTools", list + "," + shell + "," + wait}
 		}
 		start := time.Now()
 		out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
@@ -151,68 +165,11 @@ func TestMCPWithRealAgents(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		turns := mock.MainTurns()
-		if len(turns) != 3 || id == "" {
-			t.Fatalf("%d main turns, task id %q; want 3 and an id\nrequests:\n%s", len(turns), id, mock.Summary())
-		}
-		results := turns[2].ToolResults()
-		if len(results) != 2 {
-			t.Fatalf("tool results in the last turn: %q, want the shell's and task_wait's", results)
-		}
-		if !strings.Contains(results[0], "Output file: "+filepath.Join(h.state, "output", id+".log")) {
-			t.Errorf("the shell result the model read: %q", results[0])
-		}
-		if !strings.Contains(results[1], id+" failed: exited with code 3") || !strings.Contains(results[1], marker) {
-			t.Errorf("the task_wait result the model read: %q", results[1])
-		}
-		// The notification: in task_wait's result, once in the whole
-		// conversation the last request carries.
-		if n := turns[2].Count("<task-id>" + id + "</task-id>"); n != 1 {
-			t.Errorf("the task's notification reached the model %d times, want 1\nresults: %q", n, results)
-		}
-		if ids, _ := h.inboxIDs("agent-" + a.Name); len(ids) != 0 {
+		checkMCPConversation(t, h, mock, id, marker)
+		if ids, _ := h.inboxIDs(scope); len(ids) != 0 {
 			t.Errorf("the inbox still had %q after the MCP result delivered it", ids)
 		}
-	})
-}
-
-// TestAgentInstallRegistersMCP: `qtask agent install` also registers qtask's
-// MCP server where each pinned agent reads it (Claude: the project's
-// .mcp.json; qwen and gemini: their settings, gemini with trust): the agent,
-// given nothing else, starts it and its tool result reaches the model.
-// Uninstall takes the registration out again.
-func TestAgentInstallRegistersMCP(t *testing.T) {
-	t.Parallel()
-	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
-		proj := filepath.Join(h.root, "proj")
-		os.MkdirAll(proj, 0o755)
-		if r := h.qtaskIn(proj, nil, "agent", "install", a.Name); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
-			t.Fatalf("agent install %s: exit %d %q %q", a.Name, r.code, r.stdout, r.stderr)
-		}
-		tool := a.MCPTool("qtask", "task_list")
-		mock, err := mockmodel.Start(mockmodel.Tool(tool, map[string]any{}), mockmodel.Text("done"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(mock.Close)
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		run := &agenttest.Run{Agent: a, Prompt: "list the tasks", Model: mock.URL(), Dir: proj,
-			Env: []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config, "QTASK_TMUX_SOCKET=" + h.socket, "QTASK_SCOPE=installed"}}
-		if a == agenttest.Claude {
-			run.Args = []string{"--allowedTools", tool}
-		}
-		out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
-		if err != nil {
-			t.Fatalf("%v\n%s\nrequests:\n%s", err, out, mock.Summary())
-		}
-		turns := mock.MainTurns()
-		if len(turns) != 2 {
-			t.Fatalf("%d main turns, want 2\nrequests:\n%s", len(turns), mock.Summary())
-		}
-		if results := turns[1].ToolResults(); len(results) != 1 || !strings.Contains(results[0], "No tasks.") {
-			t.Errorf("the task_list result the model read: %q\nrequests:\n%s", results, mock.Summary())
-		}
+		restore()
 		if r := h.qtaskIn(proj, nil, "agent", "uninstall", a.Name); r.code != 0 {
 			t.Fatalf("agent uninstall: exit %d %q", r.code, r.stderr)
 		}
@@ -222,6 +179,68 @@ func TestAgentInstallRegistersMCP(t *testing.T) {
 			}
 		}
 	})
+}
+
+// setHooksAside takes the hooks that `qtask agent install` wrote out of the
+// agent's settings file, keeping the rest (the MCP server, for qwen and
+// gemini), and returns the function that puts the file back as installed.
+// With its hooks the agent could be told of a task's end by them: the MCP
+// server's own delivery (and its consuming the inbox) would go unproven.
+// The hooks have tests of their own (TestRealAgentsHearTheirTasksEnd).
+func setHooksAside(t *testing.T, settings string) (restore func()) {
+	t.Helper()
+	installed, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(installed, &doc); err != nil || doc["hooks"] == nil {
+		t.Fatalf("%s: %v, want installed hooks:\n%s", settings, err, installed)
+	}
+	delete(doc, "hooks")
+	rest, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, rest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.WriteFile(settings, installed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkMCPConversation checks what reached the model in
+// TestMCPWithRealAgents: four main turns, the empty task list, the shell
+// result naming the output file of task id, task_wait's result with the
+// task's failure and output, and the task's notification once.
+func checkMCPConversation(t *testing.T, h *harness, mock *mockmodel.Server, id, marker string) {
+	t.Helper()
+	turns := mock.MainTurns()
+	if len(turns) != 4 || id == "" {
+		t.Fatalf("%d main turns, task id %q; want 4 and an id\nrequests:\n%s", len(turns), id, mock.Summary())
+	}
+	if results := turns[1].ToolResults(); len(results) != 1 || !strings.Contains(results[0], "No tasks.") {
+		t.Errorf("the task_list result the model read: %q\nrequests:\n%s", results, mock.Summary())
+	}
+	results := turns[3].ToolResults()
+	if len(results) != 3 {
+		t.Fatalf("tool results in the last turn: %q, want task_list's, the shell's and task_wait's", results)
+	}
+	if !strings.Contains(results[1], "Output file: "+filepath.Join(h.state, "output", id+".log")) {
+		t.Errorf("the shell result the model read: %q", results[1])
+	}
+	if !strings.Contains(results[2], id+" failed: exited with code 3") || !strings.Contains(results[2], marker) {
+		t.Errorf("the task_wait result the model read: %q", results[2])
+	}
+	// The notification: in task_wait's result, once in the whole
+	// conversation the last request carries.
+	if n := turns[3].Count("<task-id>" + id + "</task-id>"); n != 1 {
+		t.Errorf("the task's notification reached the model %d times, want 1\nresults: %q", n, results)
+	}
 }
 
 // eachAgent runs test once per pinned agent, each in a harness of its own.
