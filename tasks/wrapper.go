@@ -283,8 +283,9 @@ func groupEmpty(pgid int) bool {
 }
 
 // recordWait bounds how long the wrapper waits for `qtask run` to write the
-// task's record after tmux started the window.
-const recordWait = 10 * time.Second
+// task's record after tmux started the window. A variable only so that the
+// package's tests can run out of it in milliseconds.
+var recordWait = 10 * time.Second
 
 // awaitRecord waits for the record Start writes once tmux has answered.
 func (s *Store) awaitRecord(id string) (*record, error) {

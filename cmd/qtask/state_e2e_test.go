@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -310,28 +309,5 @@ func TestPlantedOutputFileIsRefused(t *testing.T) {
 					strings.Join(args, " "), r.code, r.stdout, r.stderr)
 			}
 		}
-	}
-}
-
-// TestWrapperWithoutRecordRemovesItsSpec: a start that dies between
-// writing the spec and the record (its caller killed) leaves a wrapper
-// that never gets a record; the spec holds the caller's environment, so
-// the wrapper deletes it before it gives up.
-func TestWrapperWithoutRecordRemovesItsSpec(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	h.mustQtask("ls") // creates the state directory
-	spec := filepath.Join(h.state, "tasks", "0badc0de.spec")
-	if err := os.WriteFile(spec, []byte(`{"command":"true","shell":"/bin/sh","cwd":"/","env":["SECRET=x"]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := exec.Command(filepath.Join(filepath.Dir(qtaskBin), "qtask-exec"), "_exec", "--state-dir", h.state, "0badc0de")
-	wrapper.Env = append(os.Environ(), "TMUX_PANE=%99", "TMUX="+h.socket+",1,0")
-	out, err := wrapper.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "0badc0de") {
-		t.Fatalf("wrapper without a record: err %v, output %q; want a failure naming the task", err, out)
-	}
-	if _, err := os.Stat(spec); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("the spec is still there after the wrapper gave up (stat: %v)", err)
 	}
 }

@@ -1,0 +1,43 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExecWithoutRecordRemovesItsSpec: a start that dies between writing
+// the spec and the record (its caller killed) leaves a wrapper that never
+// gets a record; the spec holds the caller's environment, so the wrapper
+// deletes it before it gives up, fails, and says which task in its pane.
+// Not parallel: it shortens the package's recordWait for its run.
+func TestExecWithoutRecordRemovesItsSpec(t *testing.T) {
+	defer func(d time.Duration) { recordWait = d }(recordWait)
+	recordWait = 20 * time.Millisecond
+	s, err := OpenStore(newStateDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := s.specPath("0badc0de")
+	if err := os.WriteFile(spec, []byte(`{"command":"true","shell":"/bin/sh","cwd":"/","env":["SECRET=x"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := os.Create(filepath.Join(t.TempDir(), "pane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pane.Close()
+	code := s.Exec(context.Background(), ExecOptions{ID: "0badc0de", Pane: "%99", Out: pane})
+	out, _ := os.ReadFile(pane.Name())
+	if code == 0 || !strings.Contains(string(out), "0badc0de") {
+		t.Fatalf("wrapper without a record: exit %d, output %q; want a failure naming the task", code, out)
+	}
+	if _, err := os.Stat(spec); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the spec is still there after the wrapper gave up (stat: %v)", err)
+	}
+}
