@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -254,20 +255,41 @@ var noRelaunch = map[string]string{"qwen": "QWEN_CODE_NO_RELAUNCH=true", "gemini
 // with method and its options in args (e.g. "--method", "tools/list"). It
 // prints the JSON result on stdout; a tool it cannot find exits 5. The run
 // is isolated like an agent's.
+//
+// The inspector does one call per start, so a test makes many starts: it
+// runs under Node22 with a compile cache shared by the test's starts
+// (nodeCompileCache), which costs about 0.30 CPU-s a start against 0.42
+// under Node 20 without one.
 func InspectorCommand(ctx context.Context, t testing.TB, server MCPServer, args ...string) *exec.Cmd {
 	t.Helper()
-	bin := Require(t, Inspector)
+	node, bin := Require(t, Node22), Require(t, Inspector)
 	home := t.TempDir()
-	argv := []string{"--cli"}
+	argv := []string{bin, "--cli"}
 	for _, k := range slices.Sorted(maps.Keys(server.Env)) {
 		argv = append(argv, "-e", k+"="+server.Env[k])
 	}
 	argv = append(append(append(argv, server.Command), server.Args...), args...)
-	cmd := exec.CommandContext(ctx, bin, argv...)
+	cmd := exec.CommandContext(ctx, node, argv...)
 	cmd.Dir = home
-	cmd.Env = baseEnv(home)
+	cmd.Env = append(baseEnv(home), "NODE_COMPILE_CACHE="+nodeCompileCache(t))
 	isolate(cmd)
 	return cmd
+}
+
+// compileCaches maps each test to its Node compile cache directory.
+var compileCaches sync.Map
+
+// nodeCompileCache is t's directory for Node's compile cache (Node 22's
+// NODE_COMPILE_CACHE: the code of the modules a start compiled, reused by
+// the next start), made on first use and removed with the test.
+func nodeCompileCache(t testing.TB) string {
+	if dir, ok := compileCaches.Load(t); ok {
+		return dir.(string)
+	}
+	dir := t.TempDir()
+	compileCaches.Store(t, dir)
+	t.Cleanup(func() { compileCaches.Delete(t) })
+	return dir
 }
 
 // ConformanceCommand builds a run of the MCP conformance suite's server
