@@ -164,8 +164,7 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code
 // its exit code. It is the one place errors become exit codes.
 func Main() int {
 	deps := &Deps{IO: IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, Environ: os.Environ()}
-	ctx, stop := interruptContext()
-	defer stop()
+	ctx := interruptContext()
 	env, envErr := config.EnvFrom(os.Getenv)
 	deps.Env = env
 	if self, err := os.Executable(); err == nil {
@@ -191,21 +190,19 @@ func Main() int {
 
 // interruptContext is cancelled, with a *tasks.Interrupted cause naming the
 // signal, on SIGINT or SIGTERM: a foreground run passes that signal on to
-// its task, and waits and follows end cleanly.
-func interruptContext() (context.Context, func()) {
+// its task, and waits and follows end cleanly. The handler stays for the
+// life of the process, which ends as Main returns: signal.Stop would wait
+// for the runtime's signal thread to settle, a fifth of a millisecond of
+// every `run --bg` (bench/run-bg.sh).
+func interruptContext() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		if sig, ok := <-sigs; ok {
-			cancel(&tasks.Interrupted{Signal: sig.(syscall.Signal)})
-		}
+		sig := <-sigs
+		cancel(&tasks.Interrupted{Signal: sig.(syscall.Signal)})
 	}()
-	return ctx, func() {
-		signal.Stop(sigs)
-		close(sigs)
-		cancel(nil)
-	}
+	return ctx
 }
 
 // maxErrorWidth bounds a printed error, which stays on one line.
