@@ -176,13 +176,14 @@ func (s Server) run(ctx context.Context, args ...string) (string, error) {
 
 // runMeanwhile is run that calls meanwhile while the server works on the
 // command: once it is sent over the socket, or before the forked client
-// starts.
+// starts. Only the forked client needs tmux on PATH: a running server is
+// spoken to without looking for it.
 func (s Server) runMeanwhile(ctx context.Context, meanwhile func(), args ...string) (string, error) {
-	if !installed() {
-		return "", ErrNotInstalled
-	}
 	stdout, stderr, err := s.direct(ctx, meanwhile, args)
 	if errors.Is(err, errNotDirect) {
+		if !installed() {
+			return "", ErrNotInstalled
+		}
 		meanwhile()
 		stdout, stderr, err = s.fork(ctx, args)
 	}
