@@ -70,19 +70,21 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
-	// The status segment counts it from here: the wrapper pays for the
-	// tmux call, not the `qtask run` that waits for the start, and in the
-	// background, so that waiting for the push lock behind other tasks'
-	// pushes never delays watching the command (and so its end). Pushes
-	// read the counts under the push lock, so whichever lands last, start
-	// or end, is exact.
-	go s.announceStart(r)
+	// The status segment counts it once it has run for startPushDelay:
+	// the wrapper pays for the tmux call, not the `qtask run` that waits
+	// for the start, and in the background, so that waiting for the push
+	// lock behind other tasks' pushes never delays watching the command
+	// (and so its end). A command that ends sooner is counted by its end's
+	// push alone. Pushes read the counts under the push lock, so whichever
+	// lands last, start or end, is exact.
+	announce := time.AfterFunc(startPushDelay, func() { s.announceStart(r) })
 	ev := s.startEvents(r, sp.Monitor, sp.StopGrace)
 
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
 	o, ok := s.awaitCommand(cmd, r, sp.StopGrace, &paneClosed)
+	announce.Stop()
 	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1

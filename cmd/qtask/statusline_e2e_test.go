@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // wantStatus waits until @qtask_status on the harness's server is want
@@ -122,4 +127,51 @@ func withoutOption(options, name string) string {
 		}
 	}
 	return strings.Join(kept, "\n")
+}
+
+// A task is shown running once it has run for a fifth of a second: one
+// that ends sooner costs one push of the status segment (its end's), a
+// longer one two. A tmux hook on set-option logs each push.
+func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	log := filepath.Join(h.root, "pushes")
+	hook := fmt.Sprintf(`run-shell "echo '#{hook_argument_0}' >>%s"`, log)
+	if _, err := h.tmux("set-hook", "-g", "after-set-option", hook); err != nil {
+		t.Fatal(err)
+	}
+	pushes := func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "@qtask_status\n")
+	}
+	gate := filepath.Join(h.root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := h.start("cat " + gate + " >/dev/null")
+	h.wantStatus("a long task running", "⏵1")
+	if n := pushes(); n != 1 {
+		t.Fatalf("%d pushes while the long task runs, want 1 (its start's)", n)
+	}
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.qtask("wait", "--timeout", "60s", long.ID)
+	eventually(t, "the long task's end pushed", func() bool { return pushes() == 2 })
+
+	// Quick tasks: one push each, whose end it is. One that took longer than
+	// the delay on a loaded machine (by its own record) may have two.
+	mayHaveTwo := 0
+	for range 5 {
+		quick := h.start("true")
+		h.qtask("wait", "--timeout", "60s", quick.ID)
+		if st := h.status(quick.ID); st.Runtime(time.Now()) >= 200*time.Millisecond {
+			mayHaveTwo++
+		}
+	}
+	eventually(t, "the quick tasks' ends pushed", func() bool { return pushes() >= 2+5 })
+	if n := pushes(); n > 2+5+mayHaveTwo {
+		t.Fatalf("%d pushes for a long task and 5 quick ones (%d of them slower than the delay), want %d", n, mayHaveTwo, 2+5+mayHaveTwo)
+	}
 }
