@@ -290,14 +290,27 @@ func groupEmpty(pgid int) bool {
 var recordWait = 10 * time.Second
 
 // awaitRecord waits for the record Start writes once tmux has answered.
+// It is usually there by the wrapper's first look; otherwise the store's
+// watch wakes the wrapper (polling its first moments, file events after).
 func (s *Store) awaitRecord(id string) (*record, error) {
-	deadline := time.Now().Add(recordWait)
+	r, err := s.load(id)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return r, err
+	}
+	w := s.watch([]string{id}, false)
+	defer w.Close()
+	deadline := time.NewTimer(recordWait)
+	defer deadline.Stop()
 	for {
+		select {
+		case <-w.C:
+		case <-deadline.C:
+			return s.load(id)
+		}
 		r, err := s.load(id)
-		if err == nil || !errors.Is(err, ErrNotFound) || time.Now().After(deadline) {
+		if err == nil || !errors.Is(err, ErrNotFound) {
 			return r, err
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -41,3 +41,32 @@ func TestExecWithoutRecordRemovesItsSpec(t *testing.T) {
 		t.Fatalf("the spec is still there after the wrapper gave up (stat: %v)", err)
 	}
 }
+
+// TestAwaitRecordWaitsForALateRecord: the wrapper finds a record saved after
+// it started looking, soon (within its first polls) or late (once the
+// watch has moved on to file events).
+func TestAwaitRecordWaitsForALateRecord(t *testing.T) {
+	t.Parallel()
+	for _, late := range []time.Duration{0, 5 * time.Millisecond, 400 * time.Millisecond} {
+		s := newTestStore(t)
+		saved := make(chan error, 1)
+		go func() {
+			time.Sleep(late)
+			saved <- s.save(&record{Task: Task{ID: "0a0a0a0a", Kind: KindShell, Command: "true",
+				Status: StatusRunning, StartedAt: time.Now().UTC(), OutputPath: s.outputPath("0a0a0a0a")}})
+		}()
+		if late == 0 {
+			if err := <-saved; err != nil {
+				t.Fatal(err)
+			}
+			saved <- nil
+		}
+		r, err := s.awaitRecord("0a0a0a0a")
+		if serr := <-saved; serr != nil {
+			t.Fatal(serr)
+		}
+		if err != nil || r.ID != "0a0a0a0a" {
+			t.Fatalf("record saved %v after the wrapper looked: got %+v, %v", late, r, err)
+		}
+	}
+}
