@@ -252,11 +252,11 @@ func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, erro
 // could not do, its error included, as warnings (the task at hand goes on
 // either way).
 func (s *Store) AutoPruneWarnings(keep int, forget func(*Task)) []string {
-	return s.autoPruneWarnings(keep, forget, 0)
+	_, warnings, err := s.autoPrune(keep, forget, 0)
+	return pruneWarnings(warnings, err)
 }
 
-func (s *Store) autoPruneWarnings(keep int, forget func(*Task), starting int) []string {
-	_, warnings, err := s.autoPrune(keep, forget, starting)
+func pruneWarnings(warnings []string, err error) []string {
 	if err != nil {
 		warnings = append(warnings, "prune finished tasks: "+err.Error())
 	}
@@ -264,18 +264,31 @@ func (s *Store) autoPruneWarnings(keep int, forget func(*Task), starting int) []
 }
 
 // autoPrune is AutoPrune counting also the records of starting tasks
-// about to be saved (Start prunes while its task's record is not there yet).
+// about to be saved.
 func (s *Store) autoPrune(keep int, forget func(*Task), starting int) ([]*Task, []string, error) {
+	if due, err := s.pruneDue(keep, starting); !due || err != nil {
+		return nil, nil, err
+	}
+	return s.pruneBatch(keep, forget)
+}
+
+// pruneDue is AutoPrune's cheap half: one directory read says whether the
+// records (and starting ones) have grown a batch past keep since the last
+// prune.
+func (s *Store) pruneDue(keep, starting int) (bool, error) {
 	if keep <= 0 {
-		return nil, nil, nil
+		return false, nil
 	}
 	ids, err := s.ids()
 	if err != nil {
-		return nil, nil, err
+		return false, err
 	}
-	if n := len(ids) + starting; n <= keep || n <= s.prunedCount()+keep/10 {
-		return nil, nil, nil
-	}
+	n := len(ids) + starting
+	return n > keep && n > s.prunedCount()+keep/10, nil
+}
+
+// pruneBatch is AutoPrune's costly half, once it is due.
+func (s *Store) pruneBatch(keep int, forget func(*Task)) ([]*Task, []string, error) {
 	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget})
 	if err == nil && len(removed) == 0 {
 		// Nothing was old enough (many tasks running): remember the count

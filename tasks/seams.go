@@ -12,6 +12,8 @@ import (
 // carry their output. tmux.Server is the real one; tests pass a fake
 // (Store.tmuxOf) so that Start, Adopt and Promote are tested without tmux.
 type Panes interface {
+	// StartWindow calls spec.Meanwhile, if set, exactly once before it
+	// returns, whatever the outcome.
 	StartWindow(ctx context.Context, spec tmux.WindowSpec) (tmux.PaneID, int, error)
 	SessionOf(ctx context.Context, pane tmux.PaneID) (tmux.SessionID, error)
 	SessionID(ctx context.Context, name string) (tmux.SessionID, error)

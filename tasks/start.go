@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -123,7 +124,8 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err != nil {
 		return nil, err
 	}
-	w, saving, err := s.launch(ctx, r, opts, shell, mon)
+	var pruneDue bool
+	w, saving, err := s.launch(ctx, r, opts, shell, mon, func() { pruneDue = s.startPruneDue(opts.KeepFinished) })
 	if err != nil {
 		return nil, err
 	}
@@ -142,25 +144,33 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 		s.setCount(countRunning, id, false)
 		return nil, err
 	}
+	if pruneDue {
+		// Only now, with the task's record saved: a long prune (or an
+		// interrupt during it) must not undo a start tmux has made.
+		_, warnings, err := s.pruneBatch(opts.KeepFinished, opts.Forget)
+		s.warnAll(pruneWarnings(warnings, err))
+	}
 	return &r.Task, nil
 }
 
 // launch opens the task's window. The tmux round trip is most of a
-// start, and nothing in it needs the spec, the running count, the record's
-// temp file or the auto-prune, so they are done while the server works on
-// it (WindowSpec.Meanwhile: after the command is sent, on this thread; the
-// wrapper reads its spec only once the record exists). It returns the
-// window and the record's prepared write; on failure, nothing of it is
-// left.
-func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec) (openedWindow, *pendingWrite, error) {
+// start, and nothing in it needs the spec, the running count or the
+// record's temp file, so they are made while the server works on it, and
+// so is also (WindowSpec.Meanwhile: after the command is sent, on this
+// thread; the wrapper reads its spec only once the record exists). It
+// returns the window and the record's prepared write; on failure, nothing
+// of it is left.
+func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec, also func()) (openedWindow, *pendingWrite, error) {
 	var specErr, saveErr error
 	var saving *pendingWrite
-	w := s.openWindow(ctx, r, opts, func() {
+	files := sync.OnceFunc(func() {
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
 		s.countStart(r.ID)
 		saving, saveErr = prepareWrite(s.recordPath(r.ID))
-		s.autoPruneStarting(opts)
+		also()
 	})
+	w := s.openWindow(ctx, r, opts, files)
+	files() // a Panes that did not call Meanwhile
 	err := cmp.Or(w.err, specErr, saveErr)
 	if err == nil {
 		return w, saving, nil
@@ -252,12 +262,18 @@ func (s *Store) openWindow(ctx context.Context, r *record, opts StartOptions, me
 	return openedWindow{pane: pane, wrapper: wrapper, err: err}
 }
 
-// autoPruneStarting makes the check every start makes (AutoPrune, with
-// opts.KeepFinished and opts.Forget), counting the task being started,
-// whose record is not saved yet. What it could not do is a warning: the
-// task starts either way.
-func (s *Store) autoPruneStarting(opts StartOptions) {
-	for _, w := range s.autoPruneWarnings(opts.KeepFinished, opts.Forget, 1) {
+// startPruneDue is the cheap half of the check every start makes
+// (AutoPrune), counting the task being started, whose record is not saved
+// yet. A count that fails is a warning: the task starts either way.
+func (s *Store) startPruneDue(keep int) bool {
+	due, err := s.pruneDue(keep, 1)
+	s.warnAll(pruneWarnings(nil, err))
+	return due
+}
+
+// warnAll prints each warning on its own line.
+func (s *Store) warnAll(warnings []string) {
+	for _, w := range warnings {
 		s.warnf("%s", w)
 	}
 }

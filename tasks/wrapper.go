@@ -83,8 +83,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
-	o, ok := s.awaitCommand(cmd, r, sp.StopGrace, &paneClosed)
-	announce.Stop()
+	o, ok := s.awaitCommand(cmd, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
 	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1
@@ -155,9 +154,12 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 
 // awaitCommand waits for the command to exit and says how the task ended:
 // by its exit status, by a stop that came first, or lost with its pane. It
-// reports false if the exit status could not be read at all.
-func (s *Store) awaitCommand(cmd *exec.Cmd, r *record, grace time.Duration, paneClosed *atomic.Bool) (outcome, bool) {
+// reports false if the exit status could not be read at all. exited runs
+// as soon as the command has exited, before what it left in its group is
+// waited out.
+func (s *Store) awaitCommand(cmd *exec.Cmd, r *record, grace time.Duration, paneClosed *atomic.Bool, exited func()) (outcome, bool) {
 	waitErr := cmd.Wait()
+	exited()
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
 		return outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)}, false

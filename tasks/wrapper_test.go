@@ -43,8 +43,8 @@ func TestExecWithoutRecordRemovesItsSpec(t *testing.T) {
 }
 
 // TestAwaitRecordWaitsForALateRecord: the wrapper finds a record saved after
-// it started looking, soon (within its first polls) or late (once the
-// watch has moved on to file events).
+// it started looking, soon (within the watch's first polls) or late (after
+// them). How the watch wakes is watch_test.go's to test.
 func TestAwaitRecordWaitsForALateRecord(t *testing.T) {
 	t.Parallel()
 	for _, late := range []time.Duration{0, 5 * time.Millisecond, 400 * time.Millisecond} {

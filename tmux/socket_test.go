@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/qtask/qtask/internal/testenv"
 )
@@ -105,4 +106,38 @@ func readAll(c net.Conn) ([]byte, error) {
 	var b bytes.Buffer
 	_, err := b.ReadFrom(c)
 	return b.Bytes(), err
+}
+
+// TestRunMeanwhileOnceOnAVersionMismatch: a server of another protocol
+// version answers only after the command was sent, when the work meant to
+// overlap it has run; the forked client that then runs the command must
+// not run that work again.
+func TestRunMeanwhileOnceOnAVersionMismatch(t *testing.T) {
+	testenv.NeedProgram(t, "tmux")
+	sock := filepath.Join(t.TempDir(), "other")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		// One connection only: the forked client must find no server.
+		ln.Close()
+		defer c.Close()
+		hdr := make([]byte, imsgHeaderSize)
+		if _, err := c.Read(hdr); err == nil {
+			c.Write(appendMsg(nil, msgVersion, nil))
+		}
+	}()
+	calls := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	NewSocketServer(sock).runMeanwhile(ctx, func() { calls++ }, "list-sessions")
+	if calls != 1 {
+		t.Fatalf("meanwhile ran %d times across the socket and the forked client, want once", calls)
+	}
 }

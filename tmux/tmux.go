@@ -174,11 +174,16 @@ func (s Server) run(ctx context.Context, args ...string) (string, error) {
 	return s.runMeanwhile(ctx, func() {}, args...)
 }
 
-// runMeanwhile is run that calls meanwhile while the server works on the
-// command: once it is sent over the socket, or before the forked client
-// starts. Only the forked client needs tmux on PATH: a running server is
-// spoken to without looking for it.
+// runMeanwhile is run that calls meanwhile exactly once, while the server
+// works on the command: once it is sent over the socket, or before the
+// forked client starts (no overlap then: the first start of a server, a
+// server of another protocol version). Only the forked client needs tmux
+// on PATH: a running server is spoken to without looking for it.
 func (s Server) runMeanwhile(ctx context.Context, meanwhile func(), args ...string) (string, error) {
+	// A server of another version answers after the command was sent (and
+	// meanwhile ran): the forked client then runs it.
+	meanwhile = sync.OnceFunc(meanwhile)
+	defer meanwhile()
 	stdout, stderr, err := s.direct(ctx, meanwhile, args)
 	if errors.Is(err, errNotDirect) {
 		if !installed() {

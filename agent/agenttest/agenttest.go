@@ -286,10 +286,12 @@ func nodeCompileCache(t testing.TB) string {
 	if dir, ok := compileCaches.Load(t); ok {
 		return dir.(string)
 	}
-	dir := t.TempDir()
-	compileCaches.Store(t, dir)
-	t.Cleanup(func() { compileCaches.Delete(t) })
-	return dir
+	// Starts of one test may ask at once: one directory wins.
+	dir, loaded := compileCaches.LoadOrStore(t, t.TempDir())
+	if !loaded {
+		t.Cleanup(func() { compileCaches.Delete(t) })
+	}
+	return dir.(string)
 }
 
 // ConformanceCommand builds a run of the MCP conformance suite's server

@@ -154,9 +154,13 @@ func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
 	h.wantStatus("a long task running", "⏵1")
 	// The hook's shell writes the log a moment after the option is set.
 	eventually(t, "the long task's start push logged", func() bool { return pushes() == 1 })
-	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
+	// Non-blocking: a task that died would leave no reader, not a hang.
+	f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatalf("the long task is not reading its gate: %v", err)
 	}
+	f.WriteString("go\n")
+	f.Close()
 	h.qtask("wait", "--timeout", "60s", long.ID)
 	eventually(t, "the long task's end pushed", func() bool { return pushes() == 2 })
 
@@ -171,6 +175,12 @@ func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
 		}
 	}
 	eventually(t, "the quick tasks' ends pushed", func() bool { return pushes() >= 2+5 })
+	// Every wrapper gone (its window closed): no push of theirs is left to
+	// come, so an excess shows now.
+	eventually(t, "the tasks' windows closed", func() bool {
+		panes, _ := h.tmux("list-panes", "-a", "-F", "#{pane_id}")
+		return strings.Count(panes, "%") == 1 // the work session's shell
+	})
 	if n := pushes(); n > 2+5+mayHaveTwo {
 		t.Fatalf("%d pushes for a long task and 5 quick ones (%d of them slower than the delay), want %d", n, mayHaveTwo, 2+5+mayHaveTwo)
 	}
