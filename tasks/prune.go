@@ -245,14 +245,17 @@ func removeFiles(paths []string) error {
 // a batch (a tenth of keep) past what the last prune left, so a store
 // sitting at its limit does not pay for reading every record at every start.
 func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, error) {
-	return s.autoPrune(keep, forget, 0)
+	if due, err := s.pruneDue(keep, 0); !due || err != nil {
+		return nil, nil, err
+	}
+	return s.pruneBatch(keep, forget)
 }
 
 // AutoPruneWarnings is AutoPrune for a caller that only reports: what it
 // could not do, its error included, as warnings (the task at hand goes on
 // either way).
 func (s *Store) AutoPruneWarnings(keep int, forget func(*Task)) []string {
-	_, warnings, err := s.autoPrune(keep, forget, 0)
+	_, warnings, err := s.AutoPrune(keep, forget)
 	return pruneWarnings(warnings, err)
 }
 
@@ -263,18 +266,9 @@ func pruneWarnings(warnings []string, err error) []string {
 	return warnings
 }
 
-// autoPrune is AutoPrune counting also the records of starting tasks
-// about to be saved.
-func (s *Store) autoPrune(keep int, forget func(*Task), starting int) ([]*Task, []string, error) {
-	if due, err := s.pruneDue(keep, starting); !due || err != nil {
-		return nil, nil, err
-	}
-	return s.pruneBatch(keep, forget)
-}
-
 // pruneDue is AutoPrune's cheap half: one directory read says whether the
-// records (and starting ones) have grown a batch past keep since the last
-// prune.
+// records (and those of starting tasks, not saved yet) have grown a batch
+// past keep since the last prune.
 func (s *Store) pruneDue(keep, starting int) (bool, error) {
 	if keep <= 0 {
 		return false, nil

@@ -271,13 +271,6 @@ func (s *Store) startPruneDue(keep int) bool {
 	return due
 }
 
-// warnAll prints each warning on its own line.
-func (s *Store) warnAll(warnings []string) {
-	for _, w := range warnings {
-		s.warnf("%s", w)
-	}
-}
-
 // wrapperProgram is the program that lives as long as a task, its wrapper
 // (`_exec`) or an adopted pane's capture (`_capture`): qtask-exec, when it is
 // installed beside qtask (it links only what those need, so each running

@@ -83,9 +83,7 @@ func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, er
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range warnings {
-		s.warnf("%s", w)
-	}
+	s.warnAll(warnings)
 	ids := make([]string, len(running))
 	for i, t := range running {
 		ids[i] = t.ID

@@ -73,6 +73,13 @@ func (s *Store) warnf(format string, a ...any) {
 	}
 }
 
+// warnAll passes on each of warnings, as warnf does one.
+func (s *Store) warnAll(warnings []string) {
+	for _, w := range warnings {
+		s.warnf("%s", w)
+	}
+}
+
 const (
 	dirMode  = 0o700
 	fileMode = 0o600
