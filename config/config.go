@@ -123,12 +123,25 @@ const (
 // Default returns the configuration used for every key the config file
 // does not set. Shell is resolved against the current PATH on each call.
 func Default() Config {
-	shell := "sh"
+	cfg := builtin()
+	cfg.Shell = defaultShell()
+	return cfg
+}
+
+// defaultShell is the shell when the config names none: bash if it is on
+// PATH, else sh.
+func defaultShell() string {
 	if _, err := exec.LookPath("bash"); err == nil {
-		shell = "bash"
+		return "bash"
 	}
+	return "sh"
+}
+
+// builtin is Default without its shell, which costs a PATH search that
+// a config naming its shell should not pay: every `qtask run` loads the
+// config on its way to tmux.
+func builtin() Config {
 	return Config{
-		Shell:             shell,
 		Session:           "qtask",
 		StopGrace:         2 * time.Second,
 		OutputMaxBytes:    capped.DefaultMaxBytes,
@@ -396,7 +409,7 @@ func parse(path, text string) (Config, error) {
 		return Config{}, syntaxError(path, text, err)
 	}
 
-	cfg := Default()
+	cfg := builtin()
 	// fail builds the error for key name, pointing at its value or, when
 	// the key itself is the problem, at the key.
 	fail := func(name string, atValue bool, msg string) error {
@@ -421,6 +434,9 @@ func parse(path, text string) (Config, error) {
 		if problem := s.decode(&cfg, raw[name]); problem != "" {
 			return Config{}, fail(name, true, fmt.Sprintf("key %q: %s", name, problem))
 		}
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = defaultShell()
 	}
 	return cfg, nil
 }
