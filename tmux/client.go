@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Message shows text on one client's status line. Key bindings report this
@@ -171,7 +172,7 @@ func Version(ctx context.Context) (string, error) {
 // numbers as numbers (3.10 is after 3.9). A build without a readable
 // number is taken for a recent one.
 func VersionAtLeast(v string, major, minor int) bool {
-	m := versionNumber.FindStringSubmatch(v)
+	m := versionNumber().FindStringSubmatch(v)
 	if m == nil {
 		return true
 	}
@@ -183,7 +184,10 @@ func VersionAtLeast(v string, major, minor int) bool {
 	return gotMajor > major || gotMajor == major && gotMinor >= minor
 }
 
-var versionNumber = regexp.MustCompile(`(\d+)\.(\d+)`)
+// versionNumber is compiled on first use, not as the package loads: a
+// regexp compiled at start-up is paid by every command, and most never
+// compare versions.
+var versionNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d+)\.(\d+)`) })
 
 // PID is the server's process id; an error (ErrNoServer) when no server
 // listens on its socket.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,3 +245,75 @@ func TestExitCode(t *testing.T) {
 }
 
 func durationPtr(d time.Duration) *time.Duration { return &d }
+
+// TestSubcommandWords holds the table rootFor finds a call's command in to
+// the commands themselves: a word missing from it would build the whole
+// tree (slower, still right), a wrong one would build the wrong command.
+func TestSubcommandWords(t *testing.T) {
+	deps, _, _ := testDeps()
+	seen := map[string]bool{}
+	for _, sub := range subcommands {
+		cmd := sub.build(deps)
+		want := append([]string{cmd.Name()}, cmd.Aliases...)
+		if !slices.Equal(sub.words, want) {
+			t.Errorf("subcommands lists %q for the command that answers to %q", sub.words, want)
+		}
+		seen[cmd.Name()] = true
+	}
+	for _, cmd := range NewCmdRoot(deps).Commands() {
+		if !seen[cmd.Name()] && cmd.Name() != "help" && cmd.Name() != "completion" {
+			t.Errorf("qtask %s is not in subcommands", cmd.Name())
+		}
+	}
+}
+
+// TestRootForBuildsWhatRuns: a call naming a command gets that command,
+// with the root's flags and help; anything else the whole tree.
+func TestRootForBuildsWhatRuns(t *testing.T) {
+	deps, _, _ := testDeps()
+	names := func(root *cobra.Command) []string {
+		var out []string
+		for _, c := range root.Commands() {
+			out = append(out, c.Name())
+		}
+		return out
+	}
+	all := names(NewCmdRoot(deps))
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--bg", "--", "true"}, []string{"run"}},
+		{[]string{"list", "--json"}, []string{"ls"}},
+		{[]string{"fg", "abc"}, []string{"attach"}},
+		{[]string{"_exec", "abc"}, []string{"_exec"}},
+		{[]string{"man", "/tmp/man"}, all},
+		{nil, all},
+		{[]string{"--version"}, all},
+		{[]string{"help", "run"}, all},
+		{[]string{"completion", "bash"}, all},
+		{[]string{"__complete", "stop", ""}, all},
+		{[]string{"stpo"}, all},
+	} {
+		got := names(rootFor(deps, tc.args))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("rootFor(%q) built %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestVersionFlagPrintsVersionText: --version is worked out when asked
+// for, and says what `qtask version` says.
+func TestVersionFlagPrintsVersionText(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		deps, out, _ := testDeps()
+		root := rootFor(deps, args)
+		root.SetArgs(args)
+		if _, err := root.ExecuteC(); err != nil {
+			t.Fatalf("qtask %s: %v", args[0], err)
+		}
+		if got, want := out.String(), versionText()+"\n"; got != want {
+			t.Errorf("qtask %s printed %q, want %q", args[0], got, want)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -171,8 +173,9 @@ func Main() int {
 		deps.Self = self
 	}
 	deps.Arg0 = os.Args[0]
-	root := NewCmdRoot(deps)
-	root.SetArgs(claudeShellArgs(os.Args))
+	args := claudeShellArgs(os.Args)
+	root := rootFor(deps, args)
+	root.SetArgs(args)
 	var err error
 	ran := root
 	if envErr != nil {
@@ -247,6 +250,30 @@ func exitCode(err error, ran string, stderr io.Writer) int {
 
 // NewCmdRoot builds a fresh command tree; nothing is wired at package level.
 func NewCmdRoot(deps *Deps) *cobra.Command {
+	return newRoot(deps, subcommands)
+}
+
+// rootFor is NewCmdRoot for one call, args as given after "qtask": when
+// the first names a subcommand, only that one is built. Building them all
+// is a fifth of a millisecond of every call (a quarter of what `run --bg`
+// spends before it reaches tmux, bench/run-bg.sh), and the others cannot
+// run anyway. Anything else (no word, a flag, help, completion, a typo)
+// gets the whole tree, for the help and suggestions that list it.
+func rootFor(deps *Deps, args []string) *cobra.Command {
+	if len(args) > 0 {
+		for _, sub := range subcommands {
+			if sub.names(args[0]) && !slices.Contains(treeReaders, args[0]) {
+				return newRoot(deps, []subcommand{sub})
+			}
+		}
+	}
+	return NewCmdRoot(deps)
+}
+
+// newRoot builds the root command with subs beneath it; with some of them
+// only (rootFor), without the completion commands, which then cannot be
+// what runs.
+func newRoot(deps *Deps, subs []subcommand) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "qtask",
 		Short: "Background tasks in tmux windows, for humans and coding agents",
@@ -258,19 +285,33 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 		Args:          cobra.ArbitraryArgs,
 		RunE:          unknownCommand,
 	}
-	// --version and -v print what `qtask version` does.
-	root.Version = versionText()
-	root.SetVersionTemplate("{{.Version}}\n")
+	// --version and -v print what `qtask version` does, worked out only
+	// then (versionText reads the build info). Version must not be empty
+	// for cobra to add the flags.
+	root.Version = "qtask"
+	root.SetVersionTemplate("{{qtaskVersion}}\n")
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)
 	root.SetErr(deps.IO.ErrOut)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(newCmdHelp(root))
-	root.AddCommand(subcommands(deps)...)
+	for _, sub := range subs {
+		root.AddCommand(sub.build(deps))
+	}
+	if len(subs) < len(subcommands) {
+		root.CompletionOptions.DisableDefaultCmd = true
+		return root
+	}
 	root.InitDefaultCompletionCmd()
 	tightenCompletion(root)
 	addTaskCompletion(deps, root)
 	return root
+}
+
+func init() {
+	// Global to cobra, so set once here rather than by each NewCmdRoot,
+	// which tests call in parallel.
+	cobra.AddTemplateFunc("qtaskVersion", versionText)
 }
 
 // unknownCommand is what the bare root runs: help without words, else a
@@ -287,37 +328,50 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	return usageErrorf("%s", msg)
 }
 
+// subcommand is one of qtask's commands and the words that call it (its
+// name, then its aliases), known without building it (rootFor).
+// TestSubcommandWords holds the words to what each command says.
+type subcommand struct {
+	words []string
+	build func(*Deps) *cobra.Command
+}
+
+// treeReaders are the commands that read the whole command tree (man
+// writes a page for each): rootFor builds it for them.
+var treeReaders = []string{"man"}
+
+// names reports whether word calls sub.
+func (sub subcommand) names(word string) bool { return slices.Contains(sub.words, word) }
+
 // subcommands are all of qtask's commands: the user's, then the hidden
 // ones tmux, the shell hooks and the plugin run (_exec, _capture, …).
-func subcommands(deps *Deps) []*cobra.Command {
-	return []*cobra.Command{
-		NewCmdRun(deps, nil),
-		NewCmdMonitor(deps, nil),
-		NewCmdLs(deps, nil),
-		NewCmdStatus(deps, nil),
-		NewCmdLogs(deps, nil),
-		NewCmdStop(deps, nil),
-		NewCmdWait(deps, nil),
-		NewCmdPromote(deps, nil),
-		NewCmdAttach(deps, nil),
-		NewCmdPrune(deps, nil),
-		NewCmdStatusLine(deps, nil),
-		NewCmdDoctor(deps, nil),
-		NewCmdRm(deps, nil),
-		NewCmdRestart(deps),
-		NewCmdMan(deps),
-		NewCmdUI(deps),
-		NewCmdAgent(deps),
-		NewCmdMCP(deps, nil),
-		NewCmdConfig(deps),
-		NewCmdVersion(deps),
-		NewCmdInit(deps, nil),
-		newCmdExec(deps),
-		newCmdCapture(deps),
-		newCmdPaneDone(deps),
-		newCmdPanesClosed(deps),
-		newCmdMenu(deps),
-	}
+var subcommands = []subcommand{
+	{[]string{"run"}, func(d *Deps) *cobra.Command { return NewCmdRun(d, nil) }},
+	{[]string{"monitor"}, func(d *Deps) *cobra.Command { return NewCmdMonitor(d, nil) }},
+	{[]string{"ls", "list"}, func(d *Deps) *cobra.Command { return NewCmdLs(d, nil) }},
+	{[]string{"status"}, func(d *Deps) *cobra.Command { return NewCmdStatus(d, nil) }},
+	{[]string{"logs"}, func(d *Deps) *cobra.Command { return NewCmdLogs(d, nil) }},
+	{[]string{"stop"}, func(d *Deps) *cobra.Command { return NewCmdStop(d, nil) }},
+	{[]string{"wait"}, func(d *Deps) *cobra.Command { return NewCmdWait(d, nil) }},
+	{[]string{"promote"}, func(d *Deps) *cobra.Command { return NewCmdPromote(d, nil) }},
+	{[]string{"attach", "fg"}, func(d *Deps) *cobra.Command { return NewCmdAttach(d, nil) }},
+	{[]string{"prune"}, func(d *Deps) *cobra.Command { return NewCmdPrune(d, nil) }},
+	{[]string{"status-line"}, func(d *Deps) *cobra.Command { return NewCmdStatusLine(d, nil) }},
+	{[]string{"doctor"}, func(d *Deps) *cobra.Command { return NewCmdDoctor(d, nil) }},
+	{[]string{"rm"}, func(d *Deps) *cobra.Command { return NewCmdRm(d, nil) }},
+	{[]string{"restart"}, NewCmdRestart},
+	{[]string{"man"}, NewCmdMan},
+	{[]string{"ui"}, NewCmdUI},
+	{[]string{"agent"}, NewCmdAgent},
+	{[]string{"mcp"}, func(d *Deps) *cobra.Command { return NewCmdMCP(d, nil) }},
+	{[]string{"config"}, NewCmdConfig},
+	{[]string{"version"}, NewCmdVersion},
+	{[]string{"init"}, func(d *Deps) *cobra.Command { return NewCmdInit(d, nil) }},
+	{[]string{"_exec"}, newCmdExec},
+	{[]string{"_capture"}, newCmdCapture},
+	{[]string{"_pane-done"}, newCmdPaneDone},
+	{[]string{"_panes-closed"}, newCmdPanesClosed},
+	{[]string{"_menu"}, newCmdMenu},
 }
 
 // tightenCompletion holds cobra's completion commands to qtask's rules:
@@ -370,13 +424,16 @@ func newCmdHelp(root *cobra.Command) *cobra.Command {
 
 // invalidFlagValue matches pflag's error for a value its type rejects:
 // `invalid argument "x" for "-n, --tail" flag: strconv.ParseInt: …`.
-var invalidFlagValue = regexp.MustCompile(`^invalid argument (".*") for "(?:-., )?--([^"]+)" flag: `)
+// Compiled when a flag is wrong, not as every command starts.
+var invalidFlagValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument (".*") for "(?:-., )?--([^"]+)" flag: `)
+})
 
 // flagError makes a flag mistake a usage error, in qtask's words rather
 // than the parsing library's: `invalid value "x" for --tail: want a whole
 // number`.
 func flagError(c *cobra.Command, err error) error {
-	if m := invalidFlagValue.FindStringSubmatch(err.Error()); m != nil {
+	if m := invalidFlagValue().FindStringSubmatch(err.Error()); m != nil {
 		if f := c.Flags().Lookup(m[2]); f != nil {
 			if want := flagValueKinds[f.Value.Type()]; want != "" {
 				err = fmt.Errorf("invalid value %s for --%s: want %s", m[1], m[2], want)
