@@ -110,12 +110,13 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err != nil {
 		return nil, err
 	}
-	id, err := s.reserveID()
+	id, err := s.pickID()
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err != nil {
+		// Unless another start claimed the id first: then they are its.
+		if err != nil && !errors.Is(err, errIDTaken) {
 			os.Remove(s.specPath(id))
 			os.Remove(s.outputPath(id))
 		}
@@ -154,35 +155,45 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 }
 
 // launch opens the task's window. The tmux round trip is most of a
-// start, and nothing in it needs the spec, the running count or the
-// record's temp file, so they are made while the server works on it, and
-// so is also (WindowSpec.Meanwhile: after the command is sent, on this
-// thread; the wrapper reads its spec only once the record exists). It
-// returns the window and the record's prepared write; on failure, nothing
-// of it is left.
+// start, and nothing in it needs the id's claim (its output file), the
+// spec, the running count or the record's temp file, so they are made
+// while the server works on it, and so is also (WindowSpec.Meanwhile:
+// after the command is sent, on this thread; the wrapper reads its spec
+// and output only once the record exists). It returns the window and the
+// record's prepared write; on failure, nothing of it is left but the
+// claimed id's files, which Start removes.
 func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec, also func()) (openedWindow, *pendingWrite, error) {
-	var specErr, saveErr error
+	var claimErr, specErr, saveErr error
 	var saving *pendingWrite
 	files := sync.OnceFunc(func() {
+		if claimErr = s.claimID(r.ID); claimErr != nil {
+			return
+		}
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
 		s.countStart(r.ID)
 		saving, saveErr = prepareWrite(s.recordPath(r.ID))
+		// The first encoding of a type builds its encoder by reflection,
+		// a fifth of a millisecond: done here, the save after tmux answers
+		// finds it built.
+		json.Marshal(r)
 		also()
 	})
 	w := s.openWindow(ctx, r, opts, files)
 	files() // a Panes that did not call Meanwhile
-	err := cmp.Or(w.err, specErr, saveErr)
+	err := cmp.Or(w.err, claimErr, specErr, saveErr)
 	if err == nil {
 		return w, saving, nil
 	}
-	if saveErr == nil {
+	if saving != nil {
 		saving.abandon()
 	}
 	if w.err == nil {
 		// Its wrapper waits for a record that will never come.
 		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), w.pane)
 	}
-	s.setCount(countRunning, r.ID, false)
+	if claimErr == nil {
+		s.setCount(countRunning, r.ID, false)
+	}
 	return w, nil, err
 }
 

@@ -114,24 +114,58 @@ func (s *Store) pipePath(id string) string    { return filepath.Join(s.tasksDir(
 func (s *Store) lockPath() string             { return filepath.Join(s.dir, "lock") }
 func isRecordName(name string) (string, bool) { return strings.CutSuffix(name, ".json") }
 
-// reserveID picks a fresh id and claims it by creating its empty output file
-// with O_EXCL, so two concurrent starts can never share an id.
+// reserveID picks a fresh id and claims it (claimID), so two concurrent
+// starts can never share an id.
 func (s *Store) reserveID() (string, error) {
+	for range 16 {
+		id, err := s.pickID()
+		if err != nil {
+			return "", err
+		}
+		err = s.claimID(id)
+		if errors.Is(err, errIDTaken) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return id, nil
+	}
+	return "", errTakenIDs
+}
+
+var errTakenIDs = errors.New("could not find a free task id after 16 tries")
+
+// pickID picks an id no task has (no output file of that name) without
+// claiming it. Start claims it while tmux opens the window, off the path
+// a start waits on: creating a file is a tenth of a millisecond or more.
+func (s *Store) pickID() (string, error) {
 	for range 16 {
 		id, err := newID()
 		if err != nil {
 			return "", err
 		}
-		f, err := os.OpenFile(s.outputPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, fileMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
+		if _, err := os.Lstat(s.outputPath(id)); errors.Is(err, fs.ErrNotExist) {
+			return id, nil
 		}
-		if err != nil {
-			return "", fmt.Errorf("create output file: %w", err)
-		}
-		return id, f.Close()
 	}
-	return "", errors.New("could not find a free task id after 16 tries")
+	return "", errTakenIDs
+}
+
+// errIDTaken: another start claimed the id first; its files are not ours.
+var errIDTaken = errors.New("taken by another start at the same moment; start the task again")
+
+// claimID makes id's empty output file, with O_EXCL: whoever creates it
+// owns the id, and the other gets errIDTaken.
+func (s *Store) claimID(id string) error {
+	f, err := os.OpenFile(s.outputPath(id), os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, fileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("task id %s: %w", id, errIDTaken)
+	}
+	if err != nil {
+		return fmt.Errorf("create output file: %w", err)
+	}
+	return f.Close()
 }
 
 // load reads one record by exact id. A record that cannot be used as it

@@ -106,6 +106,14 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		return nil, nil, nil, false
 	}
+	if r.WrapperPID != os.Getpid() {
+		// Start names the window's wrapper in the first record it saves.
+		// Another one: two starts picked this id at once and the other
+		// claimed it (claimID); its spec is not ours to take, and our
+		// start closes this window.
+		fmt.Fprintf(opts.Out, "qtask: task %s is another window's (its wrapper is pid %d); this start failed\n", opts.ID, r.WrapperPID)
+		return nil, nil, nil, false
+	}
 	sp, err := s.takeSpec(opts.ID)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)

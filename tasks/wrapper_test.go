@@ -70,3 +70,64 @@ func TestAwaitRecordWaitsForALateRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestExecLeavesAnotherWindowsTask: two starts that picked the same id at
+// once both open a window; the one that lost the claim must not run the
+// winner's command. Its wrapper finds a record naming another wrapper and
+// stops there, leaving the winner's spec and record as they were.
+func TestExecLeavesAnotherWindowsTask(t *testing.T) {
+	t.Parallel()
+	s := newTestStore(t)
+	const id = "0c0c0c0c"
+	if err := s.claimID(id); err != nil {
+		t.Fatal(err)
+	}
+	winner := &record{Task: Task{ID: id, Kind: KindShell, Command: "true", Status: StatusRunning,
+		StartedAt: time.Now().UTC(), OutputPath: s.outputPath(id)}, WrapperPID: os.Getpid() + 1}
+	if err := s.save(winner); err != nil {
+		t.Fatal(err)
+	}
+	spec := s.specPath(id)
+	if err := os.WriteFile(spec, []byte(`{"command":"true","shell":"/bin/sh","cwd":"/"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := os.Create(filepath.Join(t.TempDir(), "pane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pane.Close()
+	code := s.Exec(context.Background(), ExecOptions{ID: id, Pane: "%98", Out: pane})
+	out, _ := os.ReadFile(pane.Name())
+	if code == 0 || !strings.Contains(string(out), "another window") {
+		t.Fatalf("wrapper of the losing start: exit %d, output %q; want a failure saying the task is another window's", code, out)
+	}
+	if _, err := os.Stat(spec); err != nil {
+		t.Fatalf("the winner's spec is gone: %v", err)
+	}
+	if r, err := s.load(id); err != nil || r.Status != StatusRunning || r.WrapperPID != winner.WrapperPID {
+		t.Fatalf("the winner's record changed: %+v, %v", r, err)
+	}
+}
+
+// TestClaimIDOnce: of two claims of one id, the second is told it was
+// taken (errIDTaken, so its start removes nothing of the winner's), and
+// reserveID moves on to another id.
+func TestClaimIDOnce(t *testing.T) {
+	t.Parallel()
+	s := newTestStore(t)
+	id, err := s.pickID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.claimID(id); err != nil {
+		t.Fatalf("first claim of %s: %v", id, err)
+	}
+	if err := s.claimID(id); !errors.Is(err, errIDTaken) {
+		t.Fatalf("second claim of %s: %v, want errIDTaken", id, err)
+	}
+	for range 20 {
+		if other, err := s.pickID(); err != nil || other == id {
+			t.Fatalf("pickID after %s was claimed: %q, %v", id, other, err)
+		}
+	}
+}
