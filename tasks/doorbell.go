@@ -14,8 +14,11 @@ import (
 
 // A reader waiting for a scope's notifications (`qtask agent inbox --wait`,
 // Claude's asyncRewake hook) is woken by a doorbell: a FIFO of its own in
-// the scope's queue directory, into which whoever queues an entry writes
-// one byte. Not by inotify: tearing down an inotify watch waits for an SRCU
+// the scope's waiters directory, into which whoever queues an entry writes
+// one byte. The waiters have a directory of their own, beside the queue's
+// entries, because every task's end lists it: a scope nobody reads holds
+// one entry per finished task, and listing hundreds of them was a third of
+// what a wrapper spends on a quick task (bench/burst.sh). Not by inotify: tearing down an inotify watch waits for an SRCU
 // grace period in the kernel, measured 8 ms (p50) to 20 ms on the 2-core
 // machine the issue's ≤ 20 ms target is measured on, paid by every waiter
 // when it exits (docs/BENCHMARKS.md, "inbox"). A FIFO costs a mkfifo, an
@@ -26,10 +29,14 @@ import (
 // doorbellPrefix names the waiters' FIFOs; queue entries end in ".json".
 const doorbellPrefix = ".waiter-"
 
-// ringDoorbells wakes every reader waiting on dir: one byte into each
-// FIFO, never blocking (a full FIFO has been rung already). A FIFO nobody
-// reads any more (its waiter died) is removed.
-func ringDoorbells(dir string) {
+// waitersDir is where the doorbells of the scope queued in scopeDir are.
+func waitersDir(scopeDir string) string { return filepath.Join(scopeDir, "waiters") }
+
+// ringDoorbells wakes every reader waiting on the scope queued in scopeDir:
+// one byte into each FIFO, never blocking (a full FIFO has been rung
+// already). A FIFO nobody reads any more (its waiter died) is removed.
+func ringDoorbells(scopeDir string) {
+	dir := waitersDir(scopeDir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -62,11 +69,15 @@ type doorbell struct {
 	f    *os.File
 }
 
-// openDoorbell makes a FIFO for this waiter in dir and opens it for
-// reading. It is opened read-write, so that it never reads as closed
-// between two rings; reads block in the runtime's poller, and Close ends
-// them.
-func openDoorbell(dir string) (*doorbell, error) {
+// openDoorbell makes a FIFO for this waiter on the scope queued in
+// scopeDir and opens it for reading. It is opened read-write, so that it
+// never reads as closed between two rings; reads block in the runtime's
+// poller, and Close ends them.
+func openDoorbell(scopeDir string) (*doorbell, error) {
+	dir := waitersDir(scopeDir)
+	if err := mkdirPrivate(dir); err != nil {
+		return nil, err
+	}
 	var b [6]byte
 	rand.Read(b[:])
 	path := filepath.Join(dir, doorbellPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))

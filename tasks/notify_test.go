@@ -317,8 +317,8 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	s := newTestStore(t)
 	saveRunningIn(t, s, "abcd0002", "B", "")
-	dead := filepath.Join(s.scopeDir("B"), doorbellPrefix+"1-dead")
-	if err := os.MkdirAll(s.scopeDir("B"), 0o700); err != nil {
+	dead := filepath.Join(waitersDir(s.scopeDir("B")), doorbellPrefix+"1-dead")
+	if err := os.MkdirAll(waitersDir(s.scopeDir("B")), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(dead, 0o600); err != nil {
@@ -338,7 +338,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	for bells := 0; bells < 3; {
 		bells = 0
 		for _, scope := range []string{"A", "B"} {
-			names, _ := filepath.Glob(filepath.Join(s.scopeDir(scope), doorbellPrefix+"*"))
+			names, _ := filepath.Glob(filepath.Join(waitersDir(s.scopeDir(scope)), doorbellPrefix+"*"))
 			bells += len(names)
 		}
 		if ctx.Err() != nil {
@@ -352,7 +352,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 		t.Errorf("the waiter woke %v after the settle: by the heartbeat, not the doorbell", woke)
 	}
 	for _, scope := range []string{"A", "B"} {
-		if left, _ := filepath.Glob(filepath.Join(s.scopeDir(scope), doorbellPrefix+"*")); len(left) != 0 {
+		if left, _ := filepath.Glob(filepath.Join(waitersDir(s.scopeDir(scope)), doorbellPrefix+"*")); len(left) != 0 {
 			t.Errorf("left behind in scope %s: %q", scope, left)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Store) sweepAbandonedPipes(now time.Time) {
 	if scopes, err := os.ReadDir(s.notifyDir()); err == nil {
 		for _, e := range scopes {
 			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(s.notifyDir(), e.Name()))
+				dirs = append(dirs, waitersDir(filepath.Join(s.notifyDir(), e.Name())))
 			}
 		}
 	}

@@ -249,7 +249,7 @@ func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
 // A dry run removes nothing.
 func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	s := newTestStore(t)
-	scope := s.scopeDir("claude:abc")
+	scope := waitersDir(s.scopeDir("claude:abc"))
 	if err := os.MkdirAll(scope, 0o700); err != nil {
 		t.Fatal(err)
 	}
