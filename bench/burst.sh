@@ -10,14 +10,20 @@
 # Both sides share run-bg's --prepare: every sample starts on a quiet
 # server. The script checks that every qtask start produced a completed task.
 #
-# Env: RUNS (default 10), WARMUP (default 1), BURST (default 50).
+# As in run-bg, the runs are split into ROUNDS hyperfine calls with the
+# order swapped each round (bench_interleaved).
+#
+# Env: RUNS (default 10), ROUNDS (default 2), WARMUP (default 1, per
+# round), BURST (default 50).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-10}
+ROUNDS=${ROUNDS:-2}
 WARMUP=${WARMUP:-1}
 BURST=${BURST:-50}
 TARGET=2
+per=$(((RUNS + ROUNDS - 1) / ROUNDS))
 
 bench_setup
 bench_machine
@@ -25,21 +31,21 @@ bench_machine
 echo 'keep_finished = 0' >>"$QTASK_CONFIG"
 
 json=$tmp/burst.json
-hyperfine --style basic --shell=bash --warmup "$WARMUP" --runs "$RUNS" \
-	--prepare "$tmp/settle" --export-json "$json" \
-	-n tmux "for ((i = 0; i < $BURST; i++)); do tmux -S $sock new-window -d -t =qtask: -- true; done" \
-	-n qtask "for ((i = 0; i < $BURST; i++)); do $Q run --bg -- true >/dev/null; done"
+bench_interleaved "$json" "$ROUNDS" "$per" \
+	tmux "for ((i = 0; i < $BURST; i++)); do tmux -S $sock new-window -d -t =qtask: -- true; done" \
+	qtask "for ((i = 0; i < $BURST; i++)); do $Q run --bg -- true >/dev/null; done" \
+	--style basic --shell=bash --warmup "$WARMUP" --prepare "$tmp/settle"
 "$tmp/settle"
 
 n=$("$Q" ls --json | jq '[.[] | select(.status == "completed")] | length')
-want=$(((RUNS + WARMUP) * BURST))
+want=$(((per + WARMUP) * ROUNDS * BURST))
 [ "$n" -eq "$want" ] || { echo "burst: $n of $want tasks completed" >&2; exit 1; }
 
 base=$(bench_mean "$json" tmux)
 q=$(bench_mean "$json" qtask)
 ratio=$(bench_ratio "$q" "$base")
 echo
-echo "burst: $BURST tmux new-window $(bench_ms "$base") ms, $BURST qtask run --bg $(bench_ms "$q") ms (means of $RUNS runs)"
+echo "burst: $BURST tmux new-window $(bench_ms "$base") ms, $BURST qtask run --bg $(bench_ms "$q") ms (means of $((per * ROUNDS)) runs in $ROUNDS rounds)"
 echo "burst: ratio ${ratio}x, target <= ${TARGET}x: $(bench_verdict "$ratio" "$TARGET")"
 bench_result "bench=burst" "baseline=tmux-new-window-x$BURST" "baseline_ms=$(bench_ms "$base")" \
 	"qtask_ms=$(bench_ms "$q")" "ratio=$ratio" "target=<=${TARGET}x" "verdict=$(bench_verdict "$ratio" "$TARGET")"

@@ -81,6 +81,32 @@ bench_mean() {
 	jq -r --arg n "$2" '.results[] | select(.command == $n) | .mean' "$1"
 }
 
+# bench_interleaved JSON ROUNDS RUNS NAME_A CMD_A NAME_B CMD_B [HYPERFINE_ARGS...]:
+# hyperfine on two commands in ROUNDS rounds of RUNS runs each, the order
+# of the two swapped every round, merged into JSON as one result per name
+# (all its samples, their mean and median). On a shared machine whose speed
+# drifts over a minute, a baseline measured wholly before its rival would
+# tilt the ratio; interleaved, both see the same drift.
+bench_interleaved() {
+	local json=$1 rounds=$2 runs=$3 na=$4 ca=$5 nb=$6 cb=$7 round
+	shift 7
+	for round in $(seq "$rounds"); do
+		if [ $((round % 2)) -eq 1 ]; then
+			hyperfine "$@" --runs "$runs" --export-json "$json.$round" -n "$na" "$ca" -n "$nb" "$cb"
+		else
+			hyperfine "$@" --runs "$runs" --export-json "$json.$round" -n "$nb" "$cb" -n "$na" "$ca"
+		fi
+	done
+	jq -s '{results: (map(.results) | add | group_by(.command) | map({command: .[0].command, times: (map(.times) | add)}
+		| .mean = (.times | add / length) | .median = (.times | sort | .[length / 2 | floor])))}' \
+		$(for round in $(seq "$rounds"); do echo "$json.$round"; done) >"$json"
+}
+
+# bench_median FILE NAME: median seconds of a bench_interleaved result.
+bench_median() {
+	jq -r --arg n "$2" '.results[] | select(.command == $n) | .median' "$1"
+}
+
 # bench_ms SECONDS: milliseconds with two decimals.
 bench_ms() { awk -v s="$1" 'BEGIN { printf "%.2f", s * 1000 }'; }
 
