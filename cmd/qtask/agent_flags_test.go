@@ -13,8 +13,10 @@ import (
 )
 
 // runAgentCmd parses args with cmd (whose runF captured the options).
+// Never nil args: cobra reads nil as "take os.Args", the test binary's
+// own flags (`-test.run X` given as two words broke the test).
 func runAgentCmd(cmd *cobra.Command, args ...string) error {
-	cmd.SetArgs(args)
+	cmd.SetArgs(append([]string{}, args...))
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	return cmd.Execute()
 }
