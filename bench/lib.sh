@@ -160,4 +160,20 @@ bench_machine() {
 	fi
 	echo "source: $BENCH_SRC ($rev)"
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(tmux -V), $(go version | cut -d' ' -f3-)"
+	bench_fs_probe
+}
+
+# bench_fs_probe prints what creating a file costs in the temp dir now. On
+# ext4 it is 10-30 times its usual ~20 µs for minutes after many files were
+# deleted (the inode allocator skips recently deleted inodes), and a start
+# creates files where the baseline creates none (docs/BENCHMARKS.md,
+# run-bg): a high figure says the run's ratios will read high.
+bench_fs_probe() {
+	local d=$tmp/fs-probe i t0 us
+	mkdir "$d"
+	t0=$EPOCHREALTIME
+	for i in $(seq 100); do : >"$d/f$i"; done
+	us=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1e6 / 100 }')
+	rm -r "$d"
+	echo "file creation: ${us} µs each (about 20 µs on a calm file system)"
 }
