@@ -17,12 +17,13 @@ import (
 // the scope's waiters directory, into which whoever queues an entry writes
 // one byte. The waiters have a directory of their own, beside the queue's
 // entries, because every task's end lists it: a scope nobody reads holds
-// one entry per finished task, and listing hundreds of them was a third of
-// what a wrapper spends on a quick task (bench/burst.sh). Not by inotify: tearing down an inotify watch waits for an SRCU
-// grace period in the kernel, measured 8 ms (p50) to 20 ms on the 2-core
-// machine the issue's ≤ 20 ms target is measured on, paid by every waiter
-// when it exits (docs/BENCHMARKS.md, "inbox"). A FIFO costs a mkfifo, an
-// open and an unlink. The entry is written before the bell rings, and the
+// one entry per finished task, and listing 563 of them was 6 % of what a
+// wrapper spent on a quick task (bench/burst.sh). Not by inotify: tearing
+// down an inotify watch waits for an SRCU grace period in the kernel,
+// measured 8 ms (p50) to 20 ms on the 2-core machine the issue's ≤ 20 ms
+// target is measured on, paid by every waiter when it exits
+// (docs/BENCHMARKS.md, "inbox"). A FIFO costs a mkfifo, an open and an
+// unlink. The entry is written before the bell rings, and the
 // waiter makes its FIFO before it first looks, so no entry is missed; a
 // slow heartbeat covers a bell that could not ring.
 

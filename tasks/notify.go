@@ -257,7 +257,7 @@ func lastBytes(path string, n int) ([]byte, bool, error) {
 
 // WaitNotifications is Notifications that, when nothing is pending, blocks
 // until something is or ctx is done (then it returns ctx's error). It
-// sleeps on a doorbell in each scope's queue directory (see doorbell.go),
+// sleeps on a doorbell in each scope's waiters directory (see doorbell.go),
 // not on a timer; a slow heartbeat covers a bell that could not ring.
 func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) ([]*Notification, error) {
 	rung := make(chan struct{}, 1)

@@ -78,7 +78,10 @@ func (s *Store) sweepAbandonedPipes(now time.Time) {
 	if scopes, err := os.ReadDir(s.notifyDir()); err == nil {
 		for _, e := range scopes {
 			if e.IsDir() {
-				dirs = append(dirs, waitersDir(filepath.Join(s.notifyDir(), e.Name())))
+				// The scope's own directory too: qtask before 2026-11-26
+				// kept doorbells there, and a waiter killed then left one.
+				scope := filepath.Join(s.notifyDir(), e.Name())
+				dirs = append(dirs, scope, waitersDir(scope))
 			}
 		}
 	}

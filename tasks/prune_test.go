@@ -244,9 +244,10 @@ func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
 
 // A prune removes the FIFOs nobody reads any more and no task owns (a
 // display pipe whose `qtask run` and wrapper both died, a killed inbox
-// waiter's doorbell), once they are old enough not to be a maker's between
-// its mkfifo and its open; a FIFO someone holds open is in use and stays.
-// A dry run removes nothing.
+// waiter's doorbell, also one an older qtask left in the scope's own
+// directory), once they are old enough not to be a maker's between its
+// mkfifo and its open; a FIFO someone holds open is in use and stays. A
+// dry run removes nothing.
 func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	s := newTestStore(t)
 	scope := waitersDir(s.scopeDir("claude:abc"))
@@ -268,6 +269,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	liveDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"00001ive"+displaySuffix), old)
 	newDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000fresh"+displaySuffix), time.Now())
 	deadBell := fifo(filepath.Join(scope, doorbellPrefix+"4242-0a0b"), old)
+	oldLayoutBell := fifo(filepath.Join(s.scopeDir("claude:abc"), doorbellPrefix+"4141-0e0f"), old)
 	liveBell := fifo(filepath.Join(scope, doorbellPrefix+"4343-0c0d"), old)
 	for _, held := range []string{liveDisplay, liveBell} {
 		f, err := os.OpenFile(held, os.O_RDWR, 0)
@@ -280,7 +282,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	if _, _, err := s.Prune(PruneOptions{All: true, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{deadDisplay, deadBell} {
+	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("a dry run removed %s: %v", filepath.Base(p), err)
 		}
@@ -289,7 +291,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{deadDisplay, deadBell} {
+	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s, read by nobody, is still there after a prune (%v)", filepath.Base(p), err)
 		}

@@ -180,7 +180,9 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 	})
 	w := s.openWindow(ctx, r, opts, files)
 	files() // a Panes that did not call Meanwhile
-	err := cmp.Or(w.err, claimErr, specErr, saveErr)
+	// A lost claim comes first whatever else failed: it tells Start that
+	// the id's files are another start's (errIDTaken).
+	err := cmp.Or(claimErr, w.err, specErr, saveErr)
 	if err == nil {
 		return w, saving, nil
 	}

@@ -114,3 +114,47 @@ func TestStartOpensTheWindowWhereItBelongs(t *testing.T) {
 		})
 	}
 }
+
+// claimRival is a tmux whose window opens just as another start claims the
+// same id: the rival's output and spec appear while the window is made.
+type claimRival struct {
+	*fakePanes
+	s *Store
+}
+
+func (c *claimRival) StartWindow(ctx context.Context, spec tmux.WindowSpec) (tmux.PaneID, int, error) {
+	id := spec.Argv[len(spec.Argv)-1]
+	if err := os.WriteFile(c.s.outputPath(id), []byte("the rival's output\n"), 0o600); err != nil {
+		return "", 0, err
+	}
+	if err := os.WriteFile(c.s.specPath(id), []byte(`{"command":"the rival's"}`), 0o600); err != nil {
+		return "", 0, err
+	}
+	return c.fakePanes.StartWindow(ctx, spec)
+}
+
+// TestStartThatLosesItsClaimLeavesTheRivalsFiles: two starts that picked
+// one id at once; the one whose claim fails says so and removes nothing of
+// the other's, whether tmux opened its window (then closed again) or not.
+func TestStartThatLosesItsClaimLeavesTheRivalsFiles(t *testing.T) {
+	t.Parallel()
+	for _, windowFails := range []bool{false, true} {
+		f := newFakePanes("qtask")
+		f.failStart = windowFails
+		s := newTestStore(t)
+		s.tmuxOf = func(tmux.Server) Panes { return &claimRival{fakePanes: f, s: s} }
+		_, err := s.Start(context.Background(), StartOptions{Command: "make", Cwd: t.TempDir(), Shell: "sh",
+			Self: "/bin/true", Session: "qtask", Server: tmux.NewSocketServer("/run/fake.sock"), Background: true})
+		if !errors.Is(err, errIDTaken) {
+			t.Fatalf("window fails %v: Start: %v, want errIDTaken", windowFails, err)
+		}
+		specs, _ := filepath.Glob(filepath.Join(s.tasksDir(), "*.spec"))
+		outputs, _ := filepath.Glob(filepath.Join(s.outputDir(), "*.log"))
+		if len(specs) != 1 || len(outputs) != 1 {
+			t.Errorf("window fails %v: the rival's spec and output are %q, %q; want both kept", windowFails, specs, outputs)
+		}
+		if records, _ := filepath.Glob(filepath.Join(s.tasksDir(), "*.json")); len(records) != 0 {
+			t.Errorf("window fails %v: a record was saved: %q", windowFails, records)
+		}
+	}
+}

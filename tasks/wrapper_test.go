@@ -111,7 +111,7 @@ func TestExecLeavesAnotherWindowsTask(t *testing.T) {
 
 // TestClaimIDOnce: of two claims of one id, the second is told it was
 // taken (errIDTaken, so its start removes nothing of the winner's), and
-// reserveID moves on to another id.
+// pickID no longer offers the claimed id.
 func TestClaimIDOnce(t *testing.T) {
 	t.Parallel()
 	s := newTestStore(t)

@@ -289,6 +289,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	// then (versionText reads the build info). Version must not be empty
 	// for cobra to add the flags.
 	root.Version = "qtask"
+	addVersionFunc()
 	root.SetVersionTemplate("{{qtaskVersion}}\n")
 	root.SetIn(deps.IO.In)
 	root.SetOut(deps.IO.Out)
@@ -308,11 +309,9 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	return root
 }
 
-func init() {
-	// Global to cobra, so set once here rather than by each NewCmdRoot,
-	// which tests call in parallel.
-	cobra.AddTemplateFunc("qtaskVersion", versionText)
-}
+// addVersionFunc gives cobra's templates qtaskVersion. Template functions
+// are global to cobra, and tests build roots in parallel: added once.
+var addVersionFunc = sync.OnceFunc(func() { cobra.AddTemplateFunc("qtaskVersion", versionText) })
 
 // unknownCommand is what the bare root runs: help without words, else a
 // usage error (exit 2) naming the word, so that a typo never looks like
