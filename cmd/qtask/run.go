@@ -172,10 +172,9 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	if opts.Agent {
 		fmt.Fprint(out, agent.Started(id, displayCommand(t.Label(), 200), displayValue(t.OutputPath)))
 	} else {
-		fmt.Fprintf(out, "Started task %s: %s\n", id, displayCommand(t.Label(), 72))
-		fmt.Fprintf(out, "Output:  %s\n", displayValue(t.OutputPath))
-		fmt.Fprintf(out, "Follow:  %s logs -f %s\n", deps.typedName(), id)
-		fmt.Fprintf(out, "Stop:    %s stop %s\n", deps.typedName(), id)
+		// One write: on a terminal each is a round trip through the tty.
+		fmt.Fprintf(out, "Started task %s: %s\nOutput:  %s\nFollow:  %s logs -f %s\nStop:    %s stop %s\n",
+			id, displayCommand(t.Label(), 72), displayValue(t.OutputPath), deps.typedName(), id, deps.typedName(), id)
 	}
 	if ready != nil {
 		fmt.Fprintf(out, "Ready:   %s\n", readyText(ready, *opts.Ready))
