@@ -339,3 +339,61 @@ func TestSeed(t *testing.T) {
 		})
 	}
 }
+
+// TestPiecesDoNotMatter: a stream written in one piece leaves the same
+// screen and final text as the same stream written a byte at a time. The
+// capture gets a pane's output in whatever pieces tmux writes, and the
+// fast paths (runs of ASCII, whole control sequences) only see what one
+// piece holds. The streams mix \r frames with what changes how they land:
+// text longer than the row, a cursor not at column 0, wide and combining
+// characters under them, erases, cursor moves, REP, autowrap off and on.
+func TestPiecesDoNotMatter(t *testing.T) {
+	tokens := []string{"\r", "\r", "\r", "\r\n", "\n", "日本", "e\u0301", "\x1b[2K", "\x1b[A", "\x1b[5G", "\b", "\t", "\x1b[3b", "\x1b[?7l", "\x1b[?7h"}
+	rng := rand.New(rand.NewPCG(7, 11))
+	ascii := func() string {
+		b := make([]byte, rng.IntN(90))
+		for i := range b {
+			b[i] = byte(0x20 + rng.IntN(0x7f-0x20))
+		}
+		return string(b)
+	}
+	for n := range 400 {
+		var in strings.Builder
+		for range 1 + rng.IntN(60) {
+			if rng.IntN(2) == 0 {
+				in.WriteString(ascii())
+			} else {
+				in.WriteString(tokens[rng.IntN(len(tokens))])
+			}
+		}
+		whole, bytewise := screens(t, in.String())
+		if whole != bytewise {
+			t.Fatalf("stream %d %q:\nin one piece:\n%s\nbyte by byte:\n%s", n, in.String(), whole, bytewise)
+		}
+	}
+}
+
+// screens writes in to one Screen in one piece and to another a byte at a
+// time, and returns what each shows (live rows, then all final text).
+func screens(t *testing.T, in string) (whole, bytewise string) {
+	t.Helper()
+	show := func(pieces [][]byte) string {
+		var out bytes.Buffer
+		s := New(&out, Options{Width: 40, Height: 6})
+		for _, p := range pieces {
+			if _, err := s.Write(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		live, _ := s.AppendLive(nil)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("cursor %d,%d last %q\nlive:\n%s\nfinal:\n%s", s.cx, s.cy, s.last, live, out.String())
+	}
+	var bytesIn [][]byte
+	for i := range len(in) {
+		bytesIn = append(bytesIn, []byte{in[i]})
+	}
+	return show([][]byte{[]byte(in)}), show(bytesIn)
+}
