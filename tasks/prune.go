@@ -29,6 +29,11 @@ type PruneOptions struct {
 	// Forget removes what another package keeps for a removed task (the
 	// shell hooks' pane files); nil if nothing.
 	Forget func(*Task)
+	// Starting names the task whose start prunes: it counts as running
+	// whatever its record says. A quick command may end before its own
+	// start's prune, and would then be kept in place of one more old task:
+	// how many a start removes would hang on the machine's speed.
+	Starting string
 }
 
 // Prune removes finished tasks with everything that belongs to them: the
@@ -108,7 +113,7 @@ func (s *Store) sweepAbandonedPipes(now time.Time) {
 func choosePrunable(list []*Task, opts PruneOptions, now time.Time) []*Task {
 	var finished []*Task
 	for _, t := range list {
-		if !t.Running() {
+		if !t.Running() && t.ID != opts.Starting {
 			finished = append(finished, t)
 		}
 	}
@@ -251,7 +256,7 @@ func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, erro
 	if due, err := s.pruneDue(keep, 0); !due || err != nil {
 		return nil, nil, err
 	}
-	return s.pruneBatch(keep, forget)
+	return s.pruneBatch(keep, forget, "")
 }
 
 // AutoPruneWarnings is AutoPrune for a caller that only reports: what it
@@ -284,9 +289,10 @@ func (s *Store) pruneDue(keep, starting int) (bool, error) {
 	return n > keep && n > s.prunedCount()+keep/10, nil
 }
 
-// pruneBatch is AutoPrune's costly half, once it is due.
-func (s *Store) pruneBatch(keep int, forget func(*Task)) ([]*Task, []string, error) {
-	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget})
+// pruneBatch is AutoPrune's costly half, once it is due; starting is the
+// task whose start it is, if any (PruneOptions.Starting).
+func (s *Store) pruneBatch(keep int, forget func(*Task), starting string) ([]*Task, []string, error) {
+	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget, Starting: starting})
 	if err == nil && len(removed) == 0 {
 		// Nothing was old enough (many tasks running): remember the count
 		// so the next starts do not read every record again.

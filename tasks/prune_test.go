@@ -36,6 +36,10 @@ func TestChoosePrunable(t *testing.T) {
 		{"older than 5h ignores keep", PruneOptions{Keep: 1, OlderThan: 5 * time.Hour}, []string{"a", "b"}},
 		{"older than 100h", PruneOptions{OlderThan: 100 * time.Hour}, nil},
 		{"all finished", PruneOptions{All: true}, []string{"a", "b", "c", "d"}},
+		// The task being started ended already (a quick command): it
+		// still counts as running, so the start removes what it would
+		// have had the command been slower.
+		{"keep two, d starting", PruneOptions{Keep: 2, Starting: "d"}, []string{"a"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

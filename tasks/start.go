@@ -148,7 +148,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if pruneDue {
 		// Only now, with the task's record saved: a long prune (or an
 		// interrupt during it) must not undo a start tmux has made.
-		_, warnings, err := s.pruneBatch(opts.KeepFinished, opts.Forget)
+		_, warnings, err := s.pruneBatch(opts.KeepFinished, opts.Forget, id)
 		s.warnAll(pruneWarnings(warnings, err))
 	}
 	return &r.Task, nil
