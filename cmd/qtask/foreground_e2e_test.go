@@ -120,7 +120,12 @@ func TestPromoteKeepsProcessAndOutput(t *testing.T) {
 	eventually(t, "the foreground task to print 5 lines", func() bool {
 		return strings.Contains(fg.stdout.String(), "5\n")
 	})
-	task = h.lastTask()
+	// The command prints as soon as it starts, which can be before its
+	// wrapper notes the command's group in the record.
+	eventually(t, "the task's group in its record", func() bool {
+		task = h.lastTask()
+		return task.PID != 0
+	})
 	pidBefore := task.PID
 	out := h.mustQtask("promote", task.ID)
 	if !strings.Contains(out, "Promoted task "+task.ID) {
