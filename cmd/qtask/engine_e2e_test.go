@@ -249,7 +249,7 @@ func TestStopKillsWholeGroup(t *testing.T) {
 	task := h.start(`sleep 300 & (sleep 301 &) ; trap '' TERM; sleep 302; wait`)
 	eventually(t, "task to have a pid", func() bool { return h.status(task.ID).PID != 0 })
 	pgid := h.status(task.ID).PID
-	eventually(t, "grandchildren to start", func() bool { return len(groupMembers(pgid)) >= 3 })
+	eventually(t, "grandchildren to start", func() bool { return len(groupMembers(t, pgid)) >= 3 })
 	out := h.mustQtask("stop", "--grace", "300ms", task.ID)
 	if !strings.Contains(out, "cancelled") {
 		t.Fatalf("stop output %q does not name the cancelled status", out)
@@ -257,7 +257,7 @@ func TestStopKillsWholeGroup(t *testing.T) {
 	if st := h.status(task.ID); st.Status != tasks.StatusCancelled {
 		t.Fatalf("after stop the task is %s, want cancelled", st.Status)
 	}
-	if left := groupMembers(pgid); len(left) > 0 {
+	if left := groupMembers(t, pgid); len(left) > 0 {
 		t.Fatalf("processes of the task's group still alive after stop: %v", left)
 	}
 	again := h.qtask("stop", task.ID)
@@ -270,9 +270,10 @@ func TestStopKillsWholeGroup(t *testing.T) {
 // A pgid of 0 or 1 names no task's group (a record read before its
 // wrapper noted the group has 0; in a pid namespace, processes whose group
 // is outside it show 0): asking for one is a mistake in the test.
-func groupMembers(pgid int) []int {
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
 	if pgid <= 1 {
-		panic(fmt.Sprintf("groupMembers(%d): not a task's process group", pgid))
+		t.Fatalf("groupMembers(%d): not a task's process group", pgid)
 	}
 	var pids []int
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
@@ -323,7 +324,7 @@ func TestLostTasksAreSettled(t *testing.T) {
 	eventually(t, "SIGKILLed wrapper to be seen as lost by ls", func() bool {
 		return strings.Contains(h.mustQtask("ls"), "failed (lost)")
 	})
-	eventually(t, "lost task's processes to be gone", func() bool { return len(groupMembers(pgid)) == 0 })
+	eventually(t, "lost task's processes to be gone", func() bool { return len(groupMembers(t, pgid)) == 0 })
 }
 
 func TestParallelStarts(t *testing.T) {

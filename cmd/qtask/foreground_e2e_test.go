@@ -193,7 +193,7 @@ func TestTimeoutKillLeavesNothing(t *testing.T) {
 	if r.code == 0 || r.code == exitPromoted {
 		t.Fatalf("on-timeout kill exited %d", r.code)
 	}
-	if left := groupMembers(task.PID); len(left) > 0 {
+	if left := groupMembers(t, task.PID); len(left) > 0 {
 		t.Fatalf("processes left after timeout kill: %v", left)
 	}
 }
@@ -239,7 +239,7 @@ func TestInterruptStopsForegroundTask(t *testing.T) {
 	if st.Status != tasks.StatusCancelled || st.PID <= 0 {
 		t.Fatalf("task after SIGINT to its caller: %s, pid %d; want cancelled, with its pid", st.Status, st.PID)
 	}
-	if left := groupMembers(st.PID); len(left) > 0 {
+	if left := groupMembers(t, st.PID); len(left) > 0 {
 		t.Fatalf("processes left: %v", left)
 	}
 }
