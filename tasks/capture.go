@@ -39,6 +39,15 @@ const captureDrain = 2 * time.Millisecond
 // one P to capture.
 const captureBusy = 1 << 20
 
+// captureGather is how long the copier lets a pipe fill after a read that
+// found little in it. tmux writes a pane's pipe a piece at a time, as it
+// reads the pane; a copier that woke for every piece woke tens of thousands
+// of times a second under a fast stream, each wake-up taking the CPU from
+// tmux or the command (bench/capture.sh: a \r progress bar 1.39x the
+// baseline's time, 1.23x with the gathering). A quiet task's output is
+// late by this much at most, well within captureDrain's batching.
+const captureGather = time.Millisecond
+
 // captureSink is the writing half of a capture: the screen model that turns
 // the pane's raw bytes into the text the pane shows, over a spool (write
 // errors are transient) over the task's capped output file. Rows that
@@ -124,8 +133,9 @@ func (k *captureSink) lose(what string) {
 // fails (false, with in's error; io.EOF for a plain end), or stop is closed
 // (false, nil: noticed within captureIdleFlush).
 //
-// tmux writes the pipe in small pieces. Reading happens on one goroutine and
-// the file is written in large batches: whenever the pipe has been quiet for
+// tmux writes the pipe in small pieces. Reading happens on one goroutine,
+// which lets the pipe gather after a small read (captureGather), and the
+// file is written in large batches: whenever the pipe has been quiet for
 // captureDrain (so `qtask logs` lags by no more than that), or a batch is
 // full.
 func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) {
@@ -149,6 +159,9 @@ func (k *captureSink) copyFrom(in *os.File, stop <-chan struct{}) (bool, error) 
 		if n > 0 {
 			k.consume(k.buf[:n])
 			held = true
+			if n < len(k.buf)/2 {
+				time.Sleep(captureGather)
+			}
 		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):

@@ -116,7 +116,7 @@ func (f *fakePanes) CaptureAndPipe(_ context.Context, pane tmux.PaneID, argv []s
 	return tmux.PaneSnapshot{History: []string{"$ make", "building  "}, Screen: []string{"step 1 of 3", ""}, CursorX: 11}, nil
 }
 
-func (f *fakePanes) PipeToFile(_ context.Context, pane tmux.PaneID, path string) error {
+func (f *fakePanes) PipeToCommand(_ context.Context, pane tmux.PaneID, command string) error {
 	f.called("pipe %s", pane)
 	return nil
 }

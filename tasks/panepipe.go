@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,9 +22,10 @@ import (
 
 // The wrapper's patience with its capture once the end marker is printed.
 // It waits as long as output keeps arriving. After captureStall without a
-// byte it looks at the pipe's cat: one that is stopped (SIGSTOP, a
-// debugger) or gone is replaced at once; a live one gets until
-// captureSilence. A replaced capture gets the marker again; after
+// byte it looks at what it reads: the pane's pipe itself, or a cat still
+// running, is live and gets until captureSilence; a cat that is stopped
+// (SIGSTOP, a debugger) or gone, or a pipe whose shell never reported, is
+// replaced at once. A replaced capture gets the marker again; after
 // captureRestarts replacements the wrapper gives up and says so.
 const (
 	captureCheck    = 250 * time.Millisecond
@@ -39,32 +39,58 @@ const (
 	captureTmuxTimeout = 10 * time.Second
 )
 
+// captureViaCat is the environment setting (in the caller's environment)
+// that keeps a cat between tmux and the wrapper instead of the wrapper
+// taking the pane's pipe itself: for a kernel whose pidfd_getfd(2)
+// misbehaves, and for watching the capture as a process of its own.
+const captureViaCat = "QTASK_CAPTURE=cat"
+
 // gapTimeFormat is how the times of a gap read in the output file.
 const gapTimeFormat = "15:04:05.000"
 
-// paneCapture is the wrapper's in-process capture. tmux pipes the pane into
-// `cat`, which writes a FIFO beside the record; the wrapper reads the FIFO
-// into the output file itself, so a task costs one Go process, not two. If
-// the cat dies or stalls, the wrapper attaches a fresh one and marks the gap
-// in the file and the record: output may be lost, never silently.
+// paneCapture is the wrapper's in-process capture. tmux runs a pane's pipe
+// as `sh -c COMMAND` with the pipe, a socket, on the shell's stdin. The
+// command is a handshake (pipeHandshake): the shell reports its pid through
+// a pipe of the wrapper's and waits; the wrapper takes the socket out of the
+// shell with pidfd_getfd(2), lets the shell exit and reads the pane itself,
+// so no process sits between tmux and the output file and none is started
+// per task beyond the shell. Where the kernel refuses (Linux before 5.6,
+// Yama's ptrace_scope 1 or more for a user without CAP_SYS_PTRACE, a
+// seccomp filter) or captureViaCat says so, the shell is told to go on and
+// becomes a cat writing into the wrapper's pipe. If the pipe ends before the
+// end marker passed (tmux closed it, the cat was killed) or stalls, the
+// wrapper attaches a fresh one and marks the gap in the file and the record:
+// output may be lost, never silently.
 type paneCapture struct {
 	s      *Store
 	id     string
 	server Panes
 	pane   tmux.PaneID
-	fifo   string
 	tty    io.Writer // the pane: the end marker is printed here
 	marker string
 	sink   *captureSink
+	viaCat bool // captureViaCat: never take the pipe
 
 	stop     chan struct{} // closed to end the copier
 	done     chan struct{} // closed when the copier has ended
 	stopOnce sync.Once
 	ending   atomic.Bool // the end marker is out: print it again after a restart
+	// reattach asks the copier, waiting for a shell that never reported,
+	// to attach a fresh pipe.
+	reattach atomic.Bool
 
 	mu     sync.Mutex
 	gap    *captureGap // a loss not yet marked in the file
 	failed error       // why the copier ended without the marker
+	source pipeSource  // what the copier reads now
+}
+
+// pipeSource is what the copier reads: the pane's pipe itself, taken from
+// its shell, or the pipe a cat copies it into. Zero while a shell has not
+// reported yet.
+type pipeSource struct {
+	sock *os.File
+	cat  int
 }
 
 // captureGap is output that could not be captured: from when the last
@@ -79,19 +105,13 @@ func (g *captureGap) String() string {
 		g.from.Local().Format(gapTimeFormat), g.to.Local().Format(gapTimeFormat), g.why)
 }
 
-// startCapture makes the task's FIFO, opens its output file and attaches the
-// pane's pipe, all before the command can print a byte. The pane's raw
-// bytes also go to display, if any.
-func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut) (*paneCapture, error) {
-	fifo := s.pipePath(r.ID)
-	os.Remove(fifo) // a leftover of a start that died; Remove never follows a symlink
-	if err := unix.Mkfifo(fifo, fileMode); err != nil {
-		return nil, fmt.Errorf("create output pipe: %w", err)
-	}
+// startCapture opens the task's output file and attaches the pane's pipe,
+// both before the command can print a byte. The pane's raw bytes also go to
+// display, if any. viaCat: see captureViaCat.
+func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, viaCat bool) (*paneCapture, error) {
 	width, height := paneSize(opts.Out)
 	sink, err := openSink(r, width, height)
 	if err != nil {
-		os.Remove(fifo)
 		display.close()
 		return nil, err
 	}
@@ -100,15 +120,15 @@ func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut) (
 	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
 	sink.size = func() (int, int) { return paneSize(opts.Out) }
 	c := &paneCapture{
-		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, fifo: fifo, tty: opts.Out,
-		marker: r.EndMarker, sink: sink, stop: make(chan struct{}), done: make(chan struct{}),
+		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, tty: opts.Out,
+		marker: r.EndMarker, sink: sink, viaCat: viaCat, stop: make(chan struct{}), done: make(chan struct{}),
 	}
-	if err := c.attach(); err != nil {
+	h, err := c.attach()
+	if err != nil {
 		sink.close(time.Now(), nil)
-		os.Remove(fifo)
 		return nil, err
 	}
-	go c.run()
+	go c.run(h)
 	return c, nil
 }
 
@@ -125,48 +145,143 @@ func paneSize(tty *os.File) (width, height int) {
 	return int(ws.Col), int(ws.Row)
 }
 
-// attach points the pane's pipe at the FIFO, replacing any pipe it has.
-func (c *paneCapture) attach() error {
+// attach points the pane's pipe at a fresh handshake, replacing any pipe
+// the pane has.
+func (c *paneCapture) attach() (*pipeHandshake, error) {
+	h, err := newPipeHandshake()
+	if err != nil {
+		return nil, fmt.Errorf("create output pipe: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), captureTmuxTimeout)
 	defer cancel()
-	return c.server.PipeToFile(ctx, c.pane, c.fifo)
+	if err := c.server.PipeToCommand(ctx, c.pane, h.command()); err != nil {
+		h.abandon()
+		return nil, err
+	}
+	return h, nil
 }
 
-// run is the copier: it reads each cat in turn until the end marker passes.
-func (c *paneCapture) run() {
+// run is the copier: it reads each pipe in turn until the end marker
+// passes.
+func (c *paneCapture) run(h *pipeHandshake) {
 	defer close(c.done)
 	for {
-		// Opening a FIFO for reading waits for its writer: the cat.
-		f, err := os.OpenFile(c.fifo, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		in, err := c.connect(h)
 		if err != nil {
-			c.fail(fmt.Errorf("open output pipe: %w", err))
+			c.fail(err)
 			return
 		}
+		if in == nil {
+			return // stopped
+		}
 		c.markGap()
-		end, err := c.sink.copyFrom(f, c.stop)
-		f.Close()
+		end, _ := c.sink.copyFrom(in, c.stop)
+		why := c.release(in)
 		if end || c.stopped() {
 			return
 		}
-		// The cat is gone and the marker has not passed: it was killed, or
-		// tmux closed the pipe because the pane is gone.
+		// The pipe ended and the marker has not passed: tmux closed it
+		// (the pane is gone, or someone replaced the pipe), or its cat
+		// was killed.
 		from := c.sink.lastRead
 		if from.IsZero() {
 			from = time.Now()
 		}
-		if err := c.replace(from, "the capture process exited"); err != nil {
+		if h, err = c.replace(from, why); err != nil {
 			c.fail(err)
 			return
 		}
 	}
 }
 
+// connect waits for the shell of h to report and returns what to read: the
+// pane's pipe, or the pipe its cat writes into; nil once the copier is
+// stopped. A shell that never reports is replaced when awaitMarker asks.
+func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
+	for {
+		pid, err := h.awaitPID(captureCheck)
+		switch {
+		case err == nil:
+			return c.takeOrCat(h, pid), nil
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			h.abandon()
+			return nil, fmt.Errorf("read the output pipe's handshake: %w", err)
+		case c.stopped():
+			h.abandon()
+			return nil, nil
+		case c.reattach.Swap(false):
+			h.abandon()
+			if h, err = c.replace(time.Now(), "the capture process never started"); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// takeOrCat takes the pane's pipe from the shell pid of h, or, where that
+// is refused or not wanted, lets the shell go on as a cat into h's report
+// pipe. Either way the shell no longer waits.
+func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) *os.File {
+	h.reported()
+	if !c.viaCat {
+		if sock, err := takePipe(pid); err == nil {
+			h.abandon() // the shell's wait ends at EOF: it exits
+			c.setSource(pipeSource{sock: sock})
+			return sock
+		}
+	}
+	report := h.goOn()
+	c.setSource(pipeSource{cat: pid})
+	return report
+}
+
+// takePipe duplicates descriptor pipeFD of process pid, the shell tmux runs
+// for a pane's pipe: the socket tmux writes the pane's output into. One
+// that is not a socket is not a pane's pipe and is not taken.
+func takePipe(pid int) (*os.File, error) {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, pipeFD, 0) // close-on-exec, as every fd of ours
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(fd)
+		return nil, fmt.Errorf("descriptor %d of pid %d is not a pane's pipe", pipeFD, pid)
+	}
+	return os.NewFile(uintptr(fd), "pane pipe"), nil
+}
+
+func (c *paneCapture) setSource(src pipeSource) {
+	c.mu.Lock()
+	c.source = src
+	c.mu.Unlock()
+}
+
+// release closes what the copier read and says why it ended, for the gap.
+func (c *paneCapture) release(in *os.File) string {
+	c.mu.Lock()
+	src := c.source
+	c.source = pipeSource{}
+	in.Close() // under mu: restart never shuts a descriptor number down after it was reused
+	c.mu.Unlock()
+	if src.sock != nil {
+		return "tmux closed the pane's pipe"
+	}
+	return "the capture process exited"
+}
+
 // replace attaches a fresh pipe and remembers the gap since from, to be
-// marked in the file once the new cat is read. If the end marker was
-// already printed, it is printed again for the new cat to carry.
-func (c *paneCapture) replace(from time.Time, why string) error {
-	if err := c.attach(); err != nil {
-		return fmt.Errorf("re-attach the output pipe: %w", err)
+// marked in the file once the new pipe is read. If the end marker was
+// already printed, it is printed again for the new pipe to carry.
+func (c *paneCapture) replace(from time.Time, why string) (*pipeHandshake, error) {
+	h, err := c.attach()
+	if err != nil {
+		return nil, fmt.Errorf("re-attach the output pipe: %w", err)
 	}
 	c.mu.Lock()
 	if c.gap == nil {
@@ -177,7 +292,7 @@ func (c *paneCapture) replace(from time.Time, why string) error {
 	if c.ending.Load() {
 		c.printMarker()
 	}
-	return nil
+	return h, nil
 }
 
 // markGap writes the pending gap, if any, into the file and the record.
@@ -247,7 +362,6 @@ func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(erro
 	if err := c.sink.close(until, blocked); err != nil {
 		c.sink.lose(err.Error())
 	}
-	os.Remove(c.fifo)
 	return strings.Join(c.sink.losses, "; ")
 }
 
@@ -273,95 +387,55 @@ func (c *paneCapture) awaitMarker() bool {
 		if quiet < captureStall {
 			continue
 		}
-		writers := fifoWriters(c.fifo)
-		if len(writers) > 0 && !anyStopped(writers) && quiet < captureSilence {
-			continue // a live cat, merely slow
+		if c.live() && quiet < captureSilence {
+			continue // merely slow
 		}
 		if restarts == captureRestarts {
 			return false
 		}
 		restarts++
 		seenAt = time.Now()
-		c.restart(writers)
+		c.restart()
 	}
 }
 
-// restart replaces a stalled or missing cat. A cat that exists is killed:
-// the copier sees its end and attaches the next one. Without one (it never
-// started), the next is attached here.
-func (c *paneCapture) restart(writers []int) {
-	if len(writers) == 0 {
-		if err := c.replace(time.Now(), "the capture process never started"); err != nil {
-			c.fail(err)
-		}
-		return
-	}
-	for _, pid := range writers {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
-// halt ends the copier and waits for it. A copier waiting for a writer to
-// open the FIFO is released by opening it for writing ourselves. If the
-// FIFO's name is gone (its state directory was deleted), nothing can open
-// it any more: a copier still waiting on it is left waiting, once
-// captureClosedWait has given one reading a live cat time to end, rather
-// than keeping the wrapper alive for ever.
-func (c *paneCapture) halt() {
-	c.stopOnce.Do(func() { close(c.stop) })
-	var gone time.Time
-	for {
-		w, err := os.OpenFile(c.fifo, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-		switch {
-		case err == nil:
-			w.Close()
-		case !errors.Is(err, fs.ErrNotExist):
-		case gone.IsZero():
-			gone = time.Now()
-		case time.Since(gone) >= captureClosedWait:
-			return
-		}
-		select {
-		case <-c.done:
-			return
-		case <-time.After(captureCheck):
-		}
-	}
-}
-
-// fifoWriters lists the processes whose stdout is the FIFO at path: the
-// pipe's cat (tmux starts it with `exec cat >FIFO`). It reads /proc, so it
-// is for rare checks only.
-func fifoWriters(path string) []int {
-	want, err := os.Stat(path)
-	if err != nil {
-		return nil
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join("/proc", e.Name(), "fd", "1")); err == nil && os.SameFile(fi, want) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// anyStopped reports whether one of pids is stopped (T) or traced (t).
-func anyStopped(pids []int) bool {
-	for _, pid := range pids {
-		if st := processState(pid); st == 'T' || st == 't' {
-			return true
-		}
+// live says whether what the copier reads may still deliver: the pane's
+// pipe itself, or a cat that runs (not stopped, not gone).
+func (c *paneCapture) live() bool {
+	c.mu.Lock()
+	src := c.source
+	c.mu.Unlock()
+	switch {
+	case src.sock != nil:
+		return true
+	case src.cat != 0:
+		st := processState(src.cat)
+		return st != 0 && st != 'T' && st != 't' && st != 'Z'
 	}
 	return false
+}
+
+// restart replaces what the copier reads: the pipe it holds is shut down
+// and a cat killed, so that the copier sees the end and attaches the next
+// one; a shell that never reported is replaced by the copier itself.
+func (c *paneCapture) restart() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch src := c.source; {
+	case src.sock != nil:
+		unix.Shutdown(int(src.sock.Fd()), unix.SHUT_RDWR)
+	case src.cat != 0:
+		syscall.Kill(src.cat, syscall.SIGKILL)
+	default:
+		c.reattach.Store(true)
+	}
+}
+
+// halt ends the copier and waits for it: it notices within
+// captureIdleFlush.
+func (c *paneCapture) halt() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	<-c.done
 }
 
 // processState is the state letter of /proc/PID/stat (the field after the

@@ -125,7 +125,7 @@ func TestPruneRemovesEverythingOfTheTaskOnly(t *testing.T) {
 	// rotation.
 	for _, p := range []string{
 		s.specPath("0000000a"),
-		s.pipePath("0000000a"),
+		filepath.Join(s.tasksDir(), "0000000a.pipe"),
 		filepath.Join(s.tasksDir(), ".0000000a.json.tmp42"),
 		filepath.Join(s.outputDir(), ".0000000a.log.rotate-XYZ"),
 	} {

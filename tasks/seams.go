@@ -20,7 +20,7 @@ type Panes interface {
 	PaneInfo(ctx context.Context, pane tmux.PaneID) (tmux.PaneInfo, error)
 	MovePaneToSession(ctx context.Context, info tmux.PaneInfo, session string) error
 	CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error)
-	PipeToFile(ctx context.Context, pane tmux.PaneID, path string) error
+	PipeToCommand(ctx context.Context, pane tmux.PaneID, command string) error
 	ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, windowName string) (tmux.PaneID, error)
 	KillPane(ctx context.Context, pane tmux.PaneID) error
 }

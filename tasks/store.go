@@ -110,7 +110,6 @@ func (s *Store) outputDir() string            { return filepath.Join(s.dir, "out
 func (s *Store) recordPath(id string) string  { return filepath.Join(s.tasksDir(), id+".json") }
 func (s *Store) specPath(id string) string    { return filepath.Join(s.tasksDir(), id+".spec") }
 func (s *Store) outputPath(id string) string  { return filepath.Join(s.outputDir(), id+".log") }
-func (s *Store) pipePath(id string) string    { return filepath.Join(s.tasksDir(), id+".pipe") }
 func (s *Store) lockPath() string             { return filepath.Join(s.dir, "lock") }
 func isRecordName(name string) (string, bool) { return strings.CutSuffix(name, ".json") }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -37,7 +38,7 @@ const captureAckTimeout = 5 * time.Second
 
 // Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
 // the capture (paneCapture: the pane's output comes back to this process
-// through a FIFO) before the command can print a byte, runs the command in its
+// through the pane's pipe) before the command can print a byte, runs the command in its
 // own process group in the terminal's foreground (so Ctrl+C in the pane
 // reaches it, and `stop` can signal the whole group), forwards signals, and
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
@@ -120,7 +121,7 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r))
+	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r), slices.Contains(sp.Env, captureViaCat))
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})

@@ -91,28 +91,19 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 	return "", 0, fmt.Errorf("could not create or find session %q: %w", spec.Session, lastErr)
 }
 
-// PipeToFile sends everything pane prints from now on into the file at
-// path through a `cat` that tmux starts (a pipe-pane command is always a
-// shell command; cat is the smallest program that can hold the pipe). The
-// caller makes path a FIFO and reads it, so no process of qtask's own sits
-// between tmux and the output. The pipe is attached before this returns, so
-// output written after it is not lost. Plain pipe-pane (no -o) replaces any
-// existing pipe: -o would toggle it off. In the same call the pane's window
-// gets remain-on-exit off, so the window closes when its task ends even on a
-// server where the user turned it on globally (the option is set on this
-// window only).
-func (s Server) PipeToFile(ctx context.Context, pane PaneID, path string) error {
-	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", catInto(path), ";",
+// PipeToCommand sends everything pane prints from now on to a shell
+// command (tmux runs it as `/bin/sh -c command`, the pipe on its stdin).
+// The pipe is attached before this returns, so output written after it is
+// not lost. Plain pipe-pane (no -o) replaces any existing pipe: -o would
+// toggle it off. command is shell text qtask wrote, not user text; its '#'
+// is doubled all the same, so tmux never expands a format in it. In the
+// same call the pane's window gets remain-on-exit off, so the window closes
+// when its task ends even on a server where the user turned it on globally
+// (the option is set on this window only).
+func (s Server) PipeToCommand(ctx context.Context, pane PaneID, command string) error {
+	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", literalArg(strings.ReplaceAll(command, "#", "##")), ";",
 		"set-option", "-w", "-t", string(pane), "remain-on-exit", "off")
 	return err
-}
-
-// catInto renders `exec cat >path` for the /bin/sh -c that tmux runs, with
-// the path quoted as one word and '#' doubled against format expansion, as
-// ShellCommand does. The shell opens path for writing (which, for a FIFO,
-// waits for its reader) and cat replaces it.
-func catInto(path string) string {
-	return strings.ReplaceAll("exec cat >"+shellQuote(path), "#", "##")
 }
 
 // KillPane closes a pane and, with it, the processes on its terminal.

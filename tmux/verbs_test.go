@@ -2,9 +2,7 @@ package tmux
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -153,28 +151,4 @@ func FuzzShellCommand(f *testing.F) {
 			t.Fatalf("argv [%q %q] arrived as %q", a, b, got)
 		}
 	})
-}
-
-func TestCatIntoWritesExactlyThatFile(t *testing.T) {
-	for _, c := range nastyWords {
-		if strings.ContainsAny(c.word, "/\x00") || c.word == "" {
-			continue // not a file name
-		}
-		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), c.word)
-			cmdline := catInto(path)
-			if oddHashRun(cmdline) {
-				t.Errorf("catInto = %q has a lone '#': tmux would expand it as a format", cmdline)
-			}
-			sh := exec.Command("/bin/sh", "-c", strings.ReplaceAll(cmdline, "##", "#"))
-			sh.Stdin = strings.NewReader("piped text\n")
-			if out, err := sh.CombinedOutput(); err != nil {
-				t.Fatalf("sh -c %q: %v\n%s", cmdline, err, out)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil || string(got) != "piped text\n" {
-				t.Errorf("file %q holds %q (%v), want the piped text", path, got, err)
-			}
-		})
-	}
 }

@@ -15,6 +15,13 @@ import (
 	"github.com/qtask/qtask/tasks"
 )
 
+// captureViaCat makes the tasks this harness starts keep a cat between
+// tmux and the wrapper (QTASK_CAPTURE=cat, the path taken where the kernel
+// refuses pidfd_getfd): a capture process a test can kill or stop.
+func (h *harness) captureViaCat() {
+	h.env = append(h.env, "QTASK_CAPTURE=cat")
+}
+
 // capturePIDs lists the processes holding the harness server's pane pipes:
 // the tmux server's children that are not the first process of a pane
 // (tmux starts a pipe-pane command as its own child).
@@ -66,18 +73,57 @@ func (h *harness) outputState(id string) (complete bool, loss string) {
 	return st.OutputComplete != nil && *st.OutputComplete, st.OutputLoss
 }
 
-// startGatedCapture starts a task that prints "before", waits for the file gate,
+// startGatedOutput starts a task that prints "before", waits for the file gate,
 // then prints 20 numbered lines and exits 0. It returns once "before" is in
-// the output file, with the task's capture process.
-func (h *harness) startGatedCapture() (task tasks.Task, gate string, capture int) {
+// the output file.
+func (h *harness) startGatedOutput() (task tasks.Task, gate string) {
 	h.t.Helper()
 	gate = filepath.Join(h.root, "gate")
 	task = h.start("echo before; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; " +
 		"i=0; while [ $i -lt 20 ]; do i=$((i+1)); echo after $i; done")
 	eventually(h.t, "first line in the output", func() bool { return strings.Contains(h.output(task.ID), "before") })
+	return task, gate
+}
+
+// startGatedCapture is startGatedOutput for a harness that asked for a cat
+// (captureViaCat), with the task's capture process.
+func (h *harness) startGatedCapture() (task tasks.Task, gate string, capture int) {
+	h.t.Helper()
+	task, gate = h.startGatedOutput()
 	var pids []int
 	eventually(h.t, "the task's capture process", func() bool { pids = h.capturePIDs(); return len(pids) == 1 })
 	return task, gate, pids[0]
+}
+
+// A task's output reaches its wrapper with no process in between: once the
+// pipe's shell has handed the pipe over, the tmux server has no child but
+// the panes' first processes, and the output still arrives.
+func TestNoCaptureProcessPerTask(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task, gate := h.startGatedOutput()
+	eventually(t, "the pipe's shell to exit", func() bool { return len(h.capturePIDs()) == 0 })
+	os.WriteFile(gate, nil, 0o600)
+	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "after 19\nafter 20\n") {
+		t.Errorf("settled as %s with output:\n%s", end.StatusText(), h.output(task.ID))
+	}
+	if complete, loss := h.outputState(task.ID); !complete {
+		t.Errorf("output_complete false (%q) for a task whose output all arrived", loss)
+	}
+}
+
+// A pane's pipe that someone else closes (`pipe-pane` with no command on
+// the task's pane) is replaced: the output that comes later is in the
+// file, the gap is marked there, and the task says its output is
+// incomplete.
+func TestClosedPipeIsReplacedAndTheGapMarked(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	task, gate := h.startGatedOutput()
+	if out, err := h.tmux("pipe-pane", "-t", task.PaneID); err != nil {
+		t.Fatalf("close the pane's pipe: %v: %s", err, out)
+	}
+	h.checkGapMarked(task, gate, "tmux closed the pane's pipe")
 }
 
 // A capture that is SIGKILLed mid-task is replaced: the output that comes
@@ -89,25 +135,34 @@ func TestKilledCaptureIsReplacedAndTheGapMarked(t *testing.T) {
 		return
 	}
 	h := newHarness(t)
+	h.captureViaCat()
 	task, gate, capture := h.startGatedCapture()
 	syscall.Kill(capture, syscall.SIGKILL)
-	eventually(t, "the gap to be marked in the output file", func() bool {
+	h.checkGapMarked(task, gate, "the capture process exited")
+}
+
+// checkGapMarked checks a task whose capture was cut after "before", and
+// releases its gate: the gap is marked in the file and the task for why,
+// the output after it is whole.
+func (h *harness) checkGapMarked(task tasks.Task, gate, why string) {
+	h.t.Helper()
+	eventually(h.t, "the gap to be marked in the output file", func() bool {
 		return strings.Contains(h.output(task.ID), "[qtask: output between ")
 	})
-	if complete, loss := h.outputState(task.ID); complete || !strings.Contains(loss, "lost: the capture process exited") {
-		t.Errorf("while running, status says output_complete %v, output_loss %q; want false and the loss", complete, loss)
+	if complete, loss := h.outputState(task.ID); complete || !strings.Contains(loss, "lost: "+why) {
+		h.t.Errorf("while running, status says output_complete %v, output_loss %q; want false and the loss", complete, loss)
 	}
 	os.WriteFile(gate, nil, 0o600)
 	end := h.wait(task.ID)
 	out := h.output(task.ID)
 	if !strings.HasPrefix(out, "before\n[qtask: output between ") || !strings.HasSuffix(out, "after 19\nafter 20\n") {
-		t.Errorf("output after the capture was killed is missing or the gap is unmarked:\n%s", out)
+		h.t.Errorf("output after the capture was cut is missing or the gap is unmarked:\n%s", out)
 	}
-	if complete, loss := h.outputState(task.ID); end.Status != tasks.StatusCompleted || complete || !strings.Contains(loss, "the capture process exited") {
-		t.Errorf("settled as %s, output_complete %v, output_loss %q; want completed, false, the loss", end.Status, complete, loss)
+	if complete, loss := h.outputState(task.ID); end.Status != tasks.StatusCompleted || complete || !strings.Contains(loss, why) {
+		h.t.Errorf("settled as %s, output_complete %v, output_loss %q; want completed, false, the loss", end.Status, complete, loss)
 	}
 	if text := h.mustQtask("status", task.ID); !strings.Contains(text, "output between ") {
-		t.Errorf("status does not mention the lost output:\n%s", text)
+		h.t.Errorf("status does not mention the lost output:\n%s", text)
 	}
 }
 
@@ -120,6 +175,7 @@ func TestStalledCaptureIsReplacedAndTheLossSaid(t *testing.T) {
 		return
 	}
 	h := newHarness(t)
+	h.captureViaCat()
 	task, gate, capture := h.startGatedCapture()
 	syscall.Kill(capture, syscall.SIGSTOP)
 	defer syscall.Kill(capture, syscall.SIGKILL)

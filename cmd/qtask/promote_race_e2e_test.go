@@ -74,6 +74,7 @@ func TestPromoteAfterTheCommandExited(t *testing.T) {
 		return
 	}
 	h := newHarness(t)
+	h.captureViaCat() // a capture process to stop
 	gate := filepath.Join(h.root, "gate")
 	fg, task := h.startGated(gate)
 	capture := h.capturePIDs()

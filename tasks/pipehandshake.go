@@ -1,0 +1,113 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipeHandshake is one attach of a pane's pipe: the shell tmux runs for it
+// reports its pid through report and then waits on hold, whose write end
+// only this process has. Writing a line to hold lets the shell go on as a
+// cat into report; closing hold (or this process exiting) ends its wait at
+// EOF and the shell exits, so a wrapper that dies never leaves it behind.
+// Both are anonymous pipes the shell opens through /proc/PID/fd: no file
+// is created per task.
+//
+// The shell's ends, reportW and holdR, stay open until the shell has
+// reported: it opens them by number, and a number closed early could be
+// reused by the time a slow shell comes, by the output file or a record.
+// A handshake given up before its shell reported keeps them for the rest
+// of the process (two descriptors, no finalizer: plain numbers).
+type pipeHandshake struct {
+	report, hold   *os.File // ours: the shell's pid, then a cat's output; the shell's wait
+	reportW, holdR int      // the shell's, by number
+	line           []byte   // what has arrived of the pid line
+}
+
+func newPipeHandshake() (*pipeHandshake, error) {
+	var rp, hp [2]int
+	if err := unix.Pipe2(rp[:], unix.O_CLOEXEC); err != nil {
+		return nil, err
+	}
+	if err := unix.Pipe2(hp[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(rp[0])
+		unix.Close(rp[1])
+		return nil, err
+	}
+	return &pipeHandshake{
+		report: os.NewFile(uintptr(rp[0]), "output pipe"), reportW: rp[1],
+		holdR: hp[0], hold: os.NewFile(uintptr(hp[1]), "output pipe hold"),
+	}, nil
+}
+
+// command is the pipe's shell command. The shell opens its ends of both
+// pipes before it reports, so that ours can be closed once the pid
+// arrives: then report ends when the cat does, and hold when we close it.
+// A pipe opened through /proc/PID/fd is the same pipe; /proc allows it to
+// a process of the same user, whatever Yama's ptrace_scope. The pane's pipe
+// moves to pipeFD and hold becomes stdin, because `read` reads stdin only
+// and a redirection of a builtin's stdin would park the pipe at a number
+// of the shell's choosing.
+func (h *pipeHandshake) command() string {
+	pid := os.Getpid()
+	return fmt.Sprintf("exec 3>/proc/%d/fd/%d %d<&0 </proc/%d/fd/%d; echo $$ >&3; read _ && exec cat <&%d >&3 3>&- %d<&-",
+		pid, h.reportW, pipeFD, pid, h.holdR, pipeFD, pipeFD)
+}
+
+// pipeFD is where the handshake's shell holds the pane's pipe.
+const pipeFD = 5
+
+// awaitPID waits at most wait for the shell's pid (os.ErrDeadlineExceeded
+// if it has not come whole yet).
+func (h *pipeHandshake) awaitPID(wait time.Duration) (int, error) {
+	var buf [32]byte
+	for {
+		if i := bytes.IndexByte(h.line, '\n'); i >= 0 {
+			pid, err := strconv.Atoi(string(h.line[:i]))
+			if err != nil || pid <= 1 || i+1 != len(h.line) {
+				return 0, fmt.Errorf("unexpected %q", h.line)
+			}
+			return pid, nil
+		}
+		if len(h.line) > len(buf) {
+			return 0, fmt.Errorf("unexpected %q", h.line)
+		}
+		n, err := readWithin(int(h.report.Fd()), buf[:], wait)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return 0, err
+			}
+			return 0, fmt.Errorf("%w (after %q)", err, h.line)
+		}
+		h.line = append(h.line, buf[:n]...)
+	}
+}
+
+// reported closes our copies of the shell's ends, which it has opened
+// before it wrote its pid.
+func (h *pipeHandshake) reported() {
+	unix.Close(h.reportW)
+	unix.Close(h.holdR)
+}
+
+// goOn lets the shell become a cat into report and returns report, to be
+// read until the cat ends.
+func (h *pipeHandshake) goOn() *os.File {
+	h.hold.Write([]byte("\n")) // a shell already gone leaves report at EOF: the copier attaches anew
+	h.hold.Close()
+	return h.report
+}
+
+// abandon gives the handshake up: a shell still waiting, or yet to come,
+// finds hold without a writer (or report without a reader) and exits. The
+// shell's ends stay open unless it has reported (see pipeHandshake).
+func (h *pipeHandshake) abandon() {
+	h.report.Close()
+	h.hold.Close()
+}

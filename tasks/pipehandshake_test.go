@@ -1,0 +1,185 @@
+package tasks
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// paneShell starts what tmux starts for a pane's pipe: /bin/sh -c command,
+// the pipe (a socket) on its stdin. It returns tmux's end of the socket.
+func paneShell(t *testing.T, command string) (*exec.Cmd, *os.File) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmuxEnd, shellEnd := os.NewFile(uintptr(fds[0]), "tmux end"), os.NewFile(uintptr(fds[1]), "shell end")
+	sh := exec.Command("/bin/sh", "-c", command)
+	sh.Stdin = shellEnd
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shellEnd.Close()
+	t.Cleanup(func() {
+		tmuxEnd.Close()
+		sh.Process.Kill()
+		sh.Wait()
+	})
+	return sh, tmuxEnd
+}
+
+func newTestCapture(viaCat bool) *paneCapture {
+	return &paneCapture{viaCat: viaCat, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// endsWithin waits up to d for cmd to end.
+func endsWithin(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// expectRead reads want from f, failing after a few seconds.
+func expectRead(t *testing.T, f *os.File, want string) {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		buf := make([]byte, len(want))
+		n, _ := io.ReadFull(f, buf)
+		got <- string(buf[:n])
+	}()
+	select {
+	case s := <-got:
+		if s != want {
+			t.Fatalf("read %q, want %q", s, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q never arrived", want)
+	}
+}
+
+// The wrapper takes the pane's pipe from the shell: what tmux writes
+// reaches it with no process between, and the shell exits at once, though
+// the pipe is still open (a cat would run until it closed).
+func TestHandshakeTakesThePanesPipe(t *testing.T) {
+	c := newTestCapture(false)
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, tmuxEnd := paneShell(t, h.command())
+	in, err := c.connect(h)
+	if err != nil || in == nil {
+		t.Fatalf("connect: %v, %v", in, err)
+	}
+	defer in.Close()
+	if c.source.sock != in || c.source.cat != 0 {
+		t.Errorf("source %+v, want the pipe itself", c.source)
+	}
+	if !endsWithin(sh, 5*time.Second) {
+		t.Fatal("the pipe's shell still runs after its pipe was taken")
+	}
+	tmuxEnd.Write([]byte("pane output\n"))
+	expectRead(t, in, "pane output\n")
+	if !c.live() {
+		t.Error("a taken pipe is not live")
+	}
+}
+
+// QTASK_CAPTURE=cat, or a kernel that refuses pidfd_getfd: the shell goes
+// on as a cat into the wrapper's pipe, which ends when the cat does.
+func TestHandshakeFallsBackToCat(t *testing.T) {
+	c := newTestCapture(true)
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, tmuxEnd := paneShell(t, h.command())
+	in, err := c.connect(h)
+	if err != nil || in == nil {
+		t.Fatalf("connect: %v, %v", in, err)
+	}
+	defer in.Close()
+	if c.source.sock != nil || c.source.cat != sh.Process.Pid {
+		t.Errorf("source %+v, want the cat, pid %d", c.source, sh.Process.Pid)
+	}
+	tmuxEnd.Write([]byte("pane output\n"))
+	expectRead(t, in, "pane output\n")
+	if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(sh.Process.Pid) + "/comm"); strings.TrimSpace(string(comm)) != "cat" {
+		t.Errorf("the shell became %q, want cat", comm)
+	}
+	if !c.live() {
+		t.Error("a running cat is not live")
+	}
+	syscall.Kill(sh.Process.Pid, syscall.SIGSTOP)
+	for deadline := time.Now().Add(5 * time.Second); c.live() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.live() {
+		t.Error("a stopped cat is live")
+	}
+	syscall.Kill(sh.Process.Pid, syscall.SIGCONT)
+	tmuxEnd.Close()
+	if !endsWithin(sh, 5*time.Second) {
+		t.Fatal("the cat runs on after its pipe closed")
+	}
+	if n, err := in.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Errorf("after the cat ended, read %d, %v; want EOF", n, err)
+	}
+}
+
+// A handshake given up, or a wrapper gone, never leaves the pipe's shell
+// behind: one waiting exits, and one that comes later does too.
+func TestAbandonedHandshakeLeavesNoShell(t *testing.T) {
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, _ := paneShell(t, h.command())
+	if _, err := h.awaitPID(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	h.reported()
+	h.abandon()
+	if !endsWithin(waiting, 5*time.Second) {
+		t.Error("a shell that reported and waits runs on after the handshake was given up")
+	}
+
+	late, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.abandon()
+	comer, _ := paneShell(t, late.command())
+	if !endsWithin(comer, 5*time.Second) {
+		t.Error("a shell that came after its handshake was given up runs on")
+	}
+}
+
+// The copier, waiting for a shell that never comes, is halted promptly.
+func TestHaltWhileAwaitingTheShell(t *testing.T) {
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestCapture(false)
+	go c.run(h)
+	halted := make(chan struct{})
+	go func() { c.halt(); close(halted) }()
+	select {
+	case <-halted:
+	case <-time.After(captureCheck + 5*time.Second):
+		t.Fatal("halt still waits for a copier awaiting a shell that never came")
+	}
+}
