@@ -2,8 +2,10 @@
 # Shared set-up for the qtask benchmarks. Sourced by the bench/*.sh scripts,
 # not run on its own.
 #
-# bench_setup gives every benchmark its own world: a temp dir under /tmp
-# (short, so the socket path stays far below the ~108-byte limit), a private
+# bench_setup gives every benchmark its own world: a temp dir under /tmp, or
+# under BENCH_TMPDIR (short, so the socket path stays far below the ~108-byte
+# limit; the state dir lives there too, so BENCH_TMPDIR picks the file
+# system the tasks' files are created on), a private
 # tmux server on a socket in it, its own QTASK_STATE_DIR and QTASK_CONFIG,
 # and a qtask binary built from this checkout. The EXIT trap kills that tmux
 # server by its socket and removes the temp dir. The default tmux server and
@@ -23,7 +25,7 @@ bench_need() {
 
 bench_setup() {
 	bench_need go tmux hyperfine jq pgrep awk
-	tmp=$(mktemp -d /tmp/qtb.XXXXXX)
+	tmp=$(mktemp -d "${BENCH_TMPDIR:-/tmp}/qtb.XXXXXX")
 	sock=$tmp/sock
 	Q=$tmp/qtask
 	trap bench_cleanup EXIT
@@ -164,8 +166,10 @@ bench_machine() {
 }
 
 # bench_fs_probe prints what creating a file costs in the temp dir now. On
-# ext4 it is 10-30 times its usual ~20 µs for minutes after many files were
-# deleted (the inode allocator skips recently deleted inodes), and a start
+# an ext4 without a journal (this project's benchmark VM) it is 10-30 times
+# its usual ~20 µs for minutes after many files were deleted (the inode
+# allocator then skips recently deleted inodes; with a journal it never
+# checks), and a start
 # creates files where the baseline creates none (docs/BENCHMARKS.md,
 # run-bg): a high figure says the run's ratios will read high.
 bench_fs_probe() {
