@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,11 +40,32 @@ const (
 	captureTmuxTimeout = 10 * time.Second
 )
 
-// captureViaCat is the environment setting (in the caller's environment)
-// that keeps a cat between tmux and the wrapper instead of the wrapper
-// taking the pane's pipe itself: for a kernel whose pidfd_getfd(2)
-// misbehaves, and for watching the capture as a process of its own.
-const captureViaCat = "QTASK_CAPTURE=cat"
+// captureVar, in the caller's environment, picks how the wrapper gets its
+// pane's pipe: "handover" skips pidfd_getfd(2) and has a helper pass the
+// pipe (what a machine that refuses it gets), "cat" keeps a cat between
+// tmux and the wrapper. Both are for diagnosis: a kernel that misbehaves,
+// a capture to watch as a process of its own.
+const captureVar = "QTASK_CAPTURE"
+
+// captureMode is how the wrapper gets its pane's pipe (captureVar).
+type captureMode int
+
+const (
+	captureTake     captureMode = iota // pidfd_getfd, else a handover helper, else a cat
+	captureHandover                    // a handover helper, else a cat
+	captureCat                         // a cat
+)
+
+// captureModeOf reads captureVar from env, the caller's environment.
+func captureModeOf(env []string) captureMode {
+	switch {
+	case slices.Contains(env, captureVar+"=cat"):
+		return captureCat
+	case slices.Contains(env, captureVar+"=handover"):
+		return captureHandover
+	}
+	return captureTake
+}
 
 // gapTimeFormat is how the times of a gap read in the output file.
 const gapTimeFormat = "15:04:05.000"
@@ -54,10 +76,12 @@ const gapTimeFormat = "15:04:05.000"
 // a pipe of the wrapper's and waits; the wrapper takes the socket out of the
 // shell with pidfd_getfd(2), lets the shell exit and reads the pane itself,
 // so no process sits between tmux and the output file and none is started
-// per task beyond the shell. Where the kernel refuses (Linux before 5.6,
-// Yama's ptrace_scope 1 or more for a user without CAP_SYS_PTRACE, a
-// seccomp filter) or captureViaCat says so, the shell is told to go on and
-// becomes a cat writing into the wrapper's pipe. If the pipe ends before the
+// per task beyond the shell. Where the kernel refuses (Yama's ptrace_scope
+// 1 or more for a user without CAP_SYS_PTRACE, a seccomp filter, Linux
+// before 5.6), the shell becomes a helper that passes the pipe over a unix
+// socket and exits (pipehandover.go); failing that, or where captureVar
+// says so, it becomes a cat writing into the wrapper's pipe, which stays
+// between tmux and the wrapper. If the pipe ends before the
 // end marker passed (tmux closed it, the cat was killed) or stalls, the
 // wrapper attaches a fresh one and marks the gap in the file and the record:
 // output may be lost, never silently.
@@ -69,7 +93,10 @@ type paneCapture struct {
 	tty    io.Writer // the pane: the end marker is printed here
 	marker string
 	sink   *captureSink
-	viaCat bool // captureViaCat: never take the pipe
+	mode   captureMode
+	// handoverFailed: a handover helper did not deliver; later attaches
+	// use a cat. The copier's alone.
+	handoverFailed bool
 
 	stop     chan struct{} // closed to end the copier
 	done     chan struct{} // closed when the copier has ended
@@ -107,8 +134,8 @@ func (g *captureGap) String() string {
 
 // startCapture opens the task's output file and attaches the pane's pipe,
 // both before the command can print a byte. The pane's raw bytes also go to
-// display, if any. viaCat: see captureViaCat.
-func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, viaCat bool) (*paneCapture, error) {
+// display, if any.
+func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, mode captureMode) (*paneCapture, error) {
 	width, height := paneSize(opts.Out)
 	sink, err := openSink(r, width, height)
 	if err != nil {
@@ -121,7 +148,7 @@ func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, v
 	sink.size = func() (int, int) { return paneSize(opts.Out) }
 	c := &paneCapture{
 		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, tty: opts.Out,
-		marker: r.EndMarker, sink: sink, viaCat: viaCat, stop: make(chan struct{}), done: make(chan struct{}),
+		marker: r.EndMarker, sink: sink, mode: mode, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	h, err := c.attach()
 	if err != nil {
@@ -196,13 +223,23 @@ func (c *paneCapture) run(h *pipeHandshake) {
 
 // connect waits for the shell of h to report and returns what to read: the
 // pane's pipe, or the pipe its cat writes into; nil once the copier is
-// stopped. A shell that never reports is replaced when awaitMarker asks.
+// stopped. A shell that never reports is replaced when awaitMarker asks, a
+// pipe that could not be had at once.
 func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 	for {
 		pid, err := h.awaitPID(captureCheck)
 		switch {
 		case err == nil:
-			return c.takeOrCat(h, pid), nil
+			in, why := c.takeOrCat(h, pid)
+			if in != nil {
+				return in, nil
+			}
+			if c.stopped() {
+				return nil, nil
+			}
+			if h, err = c.replace(time.Now(), why); err != nil {
+				return nil, err
+			}
 		case !errors.Is(err, os.ErrDeadlineExceeded):
 			h.abandon()
 			return nil, fmt.Errorf("read the output pipe's handshake: %w", err)
@@ -218,21 +255,46 @@ func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 	}
 }
 
-// takeOrCat takes the pane's pipe from the shell pid of h, or, where that
-// is refused or not wanted, lets the shell go on as a cat into h's report
-// pipe. Either way the shell no longer waits.
-func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) *os.File {
+// takeOrCat gets the pane's pipe from the shell pid of h: duplicated out of
+// it, or passed over by the handover helper the shell becomes; or, where
+// neither may be, it lets the shell go on as a cat into h's report pipe.
+// Either way the shell no longer waits. A helper that does not deliver
+// leaves nothing to read (nil, and why): tmux's pipe ended with it.
+func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 	h.reported()
-	if !c.viaCat {
+	if c.mode == captureTake {
 		if sock, err := takePipe(pid); err == nil {
 			h.abandon() // the shell's wait ends at EOF: it exits
 			c.setSource(pipeSource{sock: sock})
-			return sock
+			return sock, ""
 		}
 	}
-	report := h.goOn()
+	if c.mode != captureCat && !c.handoverFailed {
+		sock, err := c.handOver(h)
+		if err == nil {
+			c.setSource(pipeSource{sock: sock})
+			return sock, ""
+		}
+		c.handoverFailed = true
+		return nil, "the capture's handover failed: " + err.Error()
+	}
+	h.goOn(goOnCat)
 	c.setSource(pipeSource{cat: pid})
-	return report
+	return h.report, ""
+}
+
+// handOver has the shell of h become the handover helper and takes the
+// pipe it passes.
+func (c *paneCapture) handOver(h *pipeHandshake) (*os.File, error) {
+	l, err := listenHandover()
+	if err != nil {
+		h.abandon()
+		return nil, err
+	}
+	defer l.close()
+	h.goOn(goOnHandover, l.name)
+	h.report.Close() // the helper writes nothing there
+	return l.receive(handoverWait, c.stop)
 }
 
 // takePipe duplicates descriptor pipeFD of process pid, the shell tmux runs
@@ -248,12 +310,7 @@ func takePipe(pid int) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		unix.Close(fd)
-		return nil, fmt.Errorf("descriptor %d of pid %d is not a pane's pipe", pipeFD, pid)
-	}
-	return os.NewFile(uintptr(fd), "pane pipe"), nil
+	return socketFile(fd)
 }
 
 func (c *paneCapture) setSource(src pipeSource) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -53,12 +54,21 @@ func newPipeHandshake() (*pipeHandshake, error) {
 // a process of the same user, whatever Yama's ptrace_scope. The pane's pipe
 // moves to pipeFD and hold becomes stdin, because `read` reads stdin only
 // and a redirection of a builtin's stdin would park the pipe at a number
-// of the shell's choosing.
+// of the shell's choosing. The line it reads says how to go on (goOn): as
+// a cat, or as this program's HandoverVerb (/proc/PID/exe: this very
+// program, whatever became of its path).
 func (h *pipeHandshake) command() string {
 	pid := os.Getpid()
-	return fmt.Sprintf("exec 3>/proc/%d/fd/%d %d<&0 </proc/%d/fd/%d; echo $$ >&3; read _ && exec cat <&%d >&3 3>&- %d<&-",
-		pid, h.reportW, pipeFD, pid, h.holdR, pipeFD, pipeFD)
+	return fmt.Sprintf("exec 3>/proc/%[1]d/fd/%[2]d %[4]d<&0 </proc/%[1]d/fd/%[3]d; echo $$ >&3; read how name && "+
+		"case $how in %[5]s) exec /proc/%[1]d/exe %[6]s \"$name\" <&%[4]d 3>&- %[4]d<&-;; *) exec cat <&%[4]d >&3 3>&- %[4]d<&-;; esac",
+		pid, h.reportW, h.holdR, pipeFD, goOnHandover, HandoverVerb)
 }
+
+// How the handshake's shell goes on (goOn).
+const (
+	goOnCat      = "cat"
+	goOnHandover = "handover"
+)
 
 // pipeFD is where the handshake's shell holds the pane's pipe.
 const pipeFD = 5
@@ -96,12 +106,11 @@ func (h *pipeHandshake) reported() {
 	unix.Close(h.holdR)
 }
 
-// goOn lets the shell become a cat into report and returns report, to be
-// read until the cat ends.
-func (h *pipeHandshake) goOn() *os.File {
-	h.hold.Write([]byte("\n")) // a shell already gone leaves report at EOF: the copier attaches anew
+// goOn lets the shell go on: as a cat into report (goOnCat), or as the
+// handover helper (goOnHandover, with the socket it is to reach).
+func (h *pipeHandshake) goOn(how ...string) {
+	h.hold.Write([]byte(strings.Join(how, " ") + "\n")) // a shell already gone: the copier attaches anew
 	h.hold.Close()
-	return h.report
 }
 
 // abandon gives the handshake up: a shell still waiting, or yet to come,

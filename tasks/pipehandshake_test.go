@@ -34,8 +34,21 @@ func paneShell(t *testing.T, command string) (*exec.Cmd, *os.File) {
 	return sh, tmuxEnd
 }
 
-func newTestCapture(viaCat bool) *paneCapture {
-	return &paneCapture{viaCat: viaCat, stop: make(chan struct{}), done: make(chan struct{})}
+// TestMain lets this test binary serve as the handover helper: the pipe's
+// shell runs /proc/PID/exe, which here is the test binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == HandoverVerb {
+		if err := Handover(os.Args[2], os.Stdin); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func newTestCapture(mode captureMode) *paneCapture {
+	return &paneCapture{mode: mode, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // endsWithin waits up to d for cmd to end.
@@ -73,7 +86,7 @@ func expectRead(t *testing.T, f *os.File, want string) {
 // reaches it with no process between, and the shell exits at once, though
 // the pipe is still open (a cat would run until it closed).
 func TestHandshakeTakesThePanesPipe(t *testing.T) {
-	c := newTestCapture(false)
+	c := newTestCapture(captureTake)
 	h, err := newPipeHandshake()
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +110,62 @@ func TestHandshakeTakesThePanesPipe(t *testing.T) {
 	}
 }
 
-// QTASK_CAPTURE=cat, or a kernel that refuses pidfd_getfd: the shell goes
+// Where the kernel refuses pidfd_getfd (QTASK_CAPTURE=handover stands in
+// for it), the shell becomes the wrapper's own program, which passes the
+// pipe over a unix socket and exits.
+func TestHandshakeHandsOverThePipe(t *testing.T) {
+	c := newTestCapture(captureHandover)
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, tmuxEnd := paneShell(t, h.command())
+	in, err := c.connect(h)
+	if err != nil || in == nil {
+		t.Fatalf("connect: %v, %v", in, err)
+	}
+	defer in.Close()
+	if c.source.sock != in || c.handoverFailed {
+		t.Errorf("source %+v, handover failed %v; want the pipe itself", c.source, c.handoverFailed)
+	}
+	if !endsWithin(sh, 5*time.Second) {
+		t.Fatal("the handover helper still runs after passing the pipe")
+	}
+	if code := sh.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the handover helper exited %d", code)
+	}
+	tmuxEnd.Write([]byte("pane output\n"))
+	expectRead(t, in, "pane output\n")
+}
+
+// Only a socket is taken from a helper, and Handover reaches only a
+// wrapper's socket.
+func TestHandoverTakesOnlyAPanesPipe(t *testing.T) {
+	l, err := listenHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	go Handover(l.name, r)
+	if f, err := l.receive(5*time.Second, nil); err == nil {
+		f.Close()
+		t.Error("a pipe that is not a socket was taken for the pane's pipe")
+	}
+	if err := Handover("elsewhere", r); err == nil || !strings.Contains(err.Error(), "not a wrapper's socket") {
+		t.Errorf("Handover to a socket not named as a wrapper's: %v", err)
+	}
+}
+
+// QTASK_CAPTURE=cat, or a handover that failed: the shell goes
 // on as a cat into the wrapper's pipe, which ends when the cat does.
 func TestHandshakeFallsBackToCat(t *testing.T) {
-	c := newTestCapture(true)
+	c := newTestCapture(captureCat)
 	h, err := newPipeHandshake()
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +238,7 @@ func TestHaltWhileAwaitingTheShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newTestCapture(false)
+	c := newTestCapture(captureTake)
 	go c.run(h)
 	halted := make(chan struct{})
 	go func() { c.halt(); close(halted) }()

@@ -16,7 +16,12 @@ const (
 	// PaneDoneVerb is run by the prompt hook of a shell whose command was
 	// promoted, once it ends: `_pane-done --state-dir DIR --status N`.
 	PaneDoneVerb = "_pane-done"
-	// StateDirFlag names the state directory in all three.
+	// HandoverVerb is run by a pane pipe's shell where the kernel will not
+	// let the wrapper take the pipe itself: it passes its stdin, the pipe,
+	// to the wrapper waiting on the abstract unix socket NAME, and exits:
+	// `_handover NAME` (see Handover).
+	HandoverVerb = "_handover"
+	// StateDirFlag names the state directory in the first three.
 	StateDirFlag = "state-dir"
 )
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -121,7 +120,7 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r), slices.Contains(sp.Env, captureViaCat))
+	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r), captureModeOf(sp.Env))
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})

@@ -1,7 +1,7 @@
 // Command qtask-exec is what lives as long as a task, on its own: the
 // wrapper tmux runs as the first process of a task's pane, exactly as
 // `qtask _exec` does, and an adopted pane's capture, as `qtask _capture`
-// does, but linking only what they need (no CLI, no MCP server, no UI), so
+// does, and the helper that hands a pane's pipe over (`_handover`), but linking only what they need (no CLI, no MCP server, no UI), so
 // that each running task costs less memory (docs/BENCHMARKS.md, memory).
 // qtask uses it when it is installed beside qtask.
 package main
@@ -18,8 +18,15 @@ import (
 
 func main() {
 	args := os.Args[1:]
+	if len(args) == 2 && args[0] == tasks.HandoverVerb {
+		if err := tasks.Handover(args[1], os.Stdin); err != nil {
+			fmt.Fprintf(os.Stderr, "qtask: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(args) != 4 || args[0] != tasks.ExecVerb && args[0] != tasks.CaptureVerb || args[1] != "--"+tasks.StateDirFlag {
-		fmt.Fprintln(os.Stderr, "usage: qtask-exec _exec|_capture --state-dir DIR ID (qtask runs it; it is not for use by hand)")
+		fmt.Fprintln(os.Stderr, "usage: qtask-exec _exec|_capture --state-dir DIR ID, or _handover NAME (qtask runs it; it is not for use by hand)")
 		os.Exit(2)
 	}
 	os.Exit(run(args[0], args[2], args[3]))

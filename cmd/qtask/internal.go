@@ -63,6 +63,25 @@ func newCmdCapture(deps *Deps) *cobra.Command {
 	})
 }
 
+// newCmdHandover builds the hidden `qtask _handover NAME`, which a pane
+// pipe's shell becomes where the kernel will not let the wrapper take the
+// pipe itself: it passes its stdin, the pipe, to the wrapper and exits. It
+// needs no state directory.
+func newCmdHandover(deps *Deps) *cobra.Command {
+	return &cobra.Command{
+		Use:    tasks.HandoverVerb + " NAME",
+		Hidden: true,
+		Args:   exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			in, _, err := deps.IO.Files()
+			if err != nil {
+				return err
+			}
+			return tasks.Handover(args[0], in)
+		},
+	}
+}
+
 // newCmdPaneDone builds the hidden `qtask _pane-done --status N`, run by the
 // prompt hook of a shell whose command was promoted, once that command ends.
 func newCmdPaneDone(deps *Deps) *cobra.Command {

@@ -96,19 +96,26 @@ func (h *harness) startGatedCapture() (task tasks.Task, gate string, capture int
 }
 
 // A task's output reaches its wrapper with no process in between: once the
-// pipe's shell has handed the pipe over, the tmux server has no child but
-// the panes' first processes, and the output still arrives.
+// pipe's shell has handed the pipe over (taken by pidfd_getfd, or, as a
+// machine that refuses it does, passed by the handover helper), the tmux
+// server has no child but the panes' first processes, and the output
+// still arrives whole.
 func TestNoCaptureProcessPerTask(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	task, gate := h.startGatedOutput()
-	eventually(t, "the pipe's shell to exit", func() bool { return len(h.capturePIDs()) == 0 })
-	os.WriteFile(gate, nil, 0o600)
-	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "after 19\nafter 20\n") {
-		t.Errorf("settled as %s with output:\n%s", end.StatusText(), h.output(task.ID))
-	}
-	if complete, loss := h.outputState(task.ID); !complete {
-		t.Errorf("output_complete false (%q) for a task whose output all arrived", loss)
+	for _, mode := range []string{"", "handover"} {
+		t.Run("QTASK_CAPTURE="+mode, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.env = append(h.env, "QTASK_CAPTURE="+mode)
+			task, gate := h.startGatedOutput()
+			eventually(t, "the pipe's shell to exit", func() bool { return len(h.capturePIDs()) == 0 })
+			os.WriteFile(gate, nil, 0o600)
+			if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "after 19\nafter 20\n") {
+				t.Errorf("settled as %s with output:\n%s", end.StatusText(), h.output(task.ID))
+			}
+			if complete, loss := h.outputState(task.ID); !complete {
+				t.Errorf("output_complete false (%q) for a task whose output all arrived", loss)
+			}
+		})
 	}
 }
 

@@ -368,6 +368,7 @@ var subcommands = []subcommand{
 	{[]string{"init"}, func(d *Deps) *cobra.Command { return NewCmdInit(d, nil) }},
 	{[]string{"_exec"}, newCmdExec},
 	{[]string{"_capture"}, newCmdCapture},
+	{[]string{"_handover"}, newCmdHandover},
 	{[]string{"_pane-done"}, newCmdPaneDone},
 	{[]string{"_panes-closed"}, newCmdPanesClosed},
 	{[]string{"_menu"}, newCmdMenu},
