@@ -51,6 +51,25 @@ func newTestCapture(mode captureMode) *paneCapture {
 	return &paneCapture{mode: mode, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
+// connectPaneShell runs a handshake's shell as tmux would and connects a
+// capture of mode to it: the capture, the shell, tmux's end of the pane's
+// pipe and what the capture reads.
+func connectPaneShell(t *testing.T, mode captureMode) (*paneCapture, *exec.Cmd, *os.File, *os.File) {
+	t.Helper()
+	c := newTestCapture(mode)
+	h, err := newPipeHandshake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, tmuxEnd := paneShell(t, h.command())
+	in, err := c.connect(h)
+	if err != nil || in == nil {
+		t.Fatalf("connect: %v, %v", in, err)
+	}
+	t.Cleanup(func() { in.Close() })
+	return c, sh, tmuxEnd, in
+}
+
 // endsWithin waits up to d for cmd to end.
 func endsWithin(cmd *exec.Cmd, d time.Duration) bool {
 	done := make(chan struct{})
@@ -86,17 +105,7 @@ func expectRead(t *testing.T, f *os.File, want string) {
 // reaches it with no process between, and the shell exits at once, though
 // the pipe is still open (a cat would run until it closed).
 func TestHandshakeTakesThePanesPipe(t *testing.T) {
-	c := newTestCapture(captureTake)
-	h, err := newPipeHandshake()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, tmuxEnd := paneShell(t, h.command())
-	in, err := c.connect(h)
-	if err != nil || in == nil {
-		t.Fatalf("connect: %v, %v", in, err)
-	}
-	defer in.Close()
+	c, sh, tmuxEnd, in := connectPaneShell(t, captureTake)
 	if c.source.sock != in || c.source.cat != 0 {
 		t.Errorf("source %+v, want the pipe itself", c.source)
 	}
@@ -114,17 +123,7 @@ func TestHandshakeTakesThePanesPipe(t *testing.T) {
 // for it), the shell becomes the wrapper's own program, which passes the
 // pipe over a unix socket and exits.
 func TestHandshakeHandsOverThePipe(t *testing.T) {
-	c := newTestCapture(captureHandover)
-	h, err := newPipeHandshake()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, tmuxEnd := paneShell(t, h.command())
-	in, err := c.connect(h)
-	if err != nil || in == nil {
-		t.Fatalf("connect: %v, %v", in, err)
-	}
-	defer in.Close()
+	c, sh, tmuxEnd, in := connectPaneShell(t, captureHandover)
 	if c.source.sock != in || c.handoverFailed {
 		t.Errorf("source %+v, handover failed %v; want the pipe itself", c.source, c.handoverFailed)
 	}
@@ -165,17 +164,7 @@ func TestHandoverTakesOnlyAPanesPipe(t *testing.T) {
 // QTASK_CAPTURE=cat, or a handover that failed: the shell goes
 // on as a cat into the wrapper's pipe, which ends when the cat does.
 func TestHandshakeFallsBackToCat(t *testing.T) {
-	c := newTestCapture(captureCat)
-	h, err := newPipeHandshake()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, tmuxEnd := paneShell(t, h.command())
-	in, err := c.connect(h)
-	if err != nil || in == nil {
-		t.Fatalf("connect: %v, %v", in, err)
-	}
-	defer in.Close()
+	c, sh, tmuxEnd, in := connectPaneShell(t, captureCat)
 	if c.source.sock != nil || c.source.cat != sh.Process.Pid {
 		t.Errorf("source %+v, want the cat, pid %d", c.source, sh.Process.Pid)
 	}
