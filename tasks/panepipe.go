@@ -106,18 +106,20 @@ type paneCapture struct {
 	// to attach a fresh pipe.
 	reattach atomic.Bool
 
-	mu     sync.Mutex
-	gap    *captureGap // a loss not yet marked in the file
-	failed error       // why the copier ended without the marker
-	source pipeSource  // what the copier reads now
+	mu      sync.Mutex
+	gap     *captureGap // a loss not yet marked in the file
+	failed  error       // why the copier ended without the marker
+	source  pipeSource  // what the copier reads now
+	stalled bool        // restart shut source's pipe down
 }
 
 // pipeSource is what the copier reads: the pane's pipe itself, taken from
-// its shell, or the pipe a cat copies it into. Zero while a shell has not
-// reported yet.
+// its shell, or the pipe a cat copies it into; or the handover helper that
+// is passing the pipe over. Zero while a shell has not reported yet.
 type pipeSource struct {
-	sock *os.File
-	cat  int
+	sock   *os.File
+	cat    int
+	helper int
 }
 
 // captureGap is output that could not be captured: from when the last
@@ -181,6 +183,7 @@ func (c *paneCapture) attach() (*pipeHandshake, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), captureTmuxTimeout)
 	defer cancel()
+	h.attached = time.Now()
 	if err := c.server.PipeToCommand(ctx, c.pane, h.command()); err != nil {
 		h.abandon()
 		return nil, err
@@ -228,17 +231,15 @@ func (c *paneCapture) run(h *pipeHandshake) {
 func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 	for {
 		pid, err := h.awaitPID(captureCheck)
+		why := ""
 		switch {
 		case err == nil:
-			in, why := c.takeOrCat(h, pid)
-			if in != nil {
+			var in *os.File
+			if in, why = c.takeOrCat(h, pid); in != nil {
 				return in, nil
 			}
 			if c.stopped() {
 				return nil, nil
-			}
-			if h, err = c.replace(time.Now(), why); err != nil {
-				return nil, err
 			}
 		case !errors.Is(err, os.ErrDeadlineExceeded):
 			h.abandon()
@@ -248,9 +249,18 @@ func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 			return nil, nil
 		case c.reattach.Swap(false):
 			h.abandon()
-			if h, err = c.replace(time.Now(), "the capture process never started"); err != nil {
-				return nil, err
-			}
+			why = "the capture process never started"
+		default:
+			continue
+		}
+		// What tmux wrote into that pipe is lost: since the last byte
+		// read, or since the pipe was attached.
+		from := c.sink.lastRead
+		if from.IsZero() {
+			from = h.attached
+		}
+		if h, err = c.replace(from, why); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -258,43 +268,54 @@ func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 // takeOrCat gets the pane's pipe from the shell pid of h: duplicated out of
 // it, or passed over by the handover helper the shell becomes; or, where
 // neither may be, it lets the shell go on as a cat into h's report pipe.
-// Either way the shell no longer waits. A helper that does not deliver
-// leaves nothing to read (nil, and why): tmux's pipe ended with it.
+// Either way the shell no longer waits. A shell gone, or a helper that did
+// not deliver, leaves nothing to read (nil, and why): tmux's pipe ended
+// with it.
 func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 	h.reported()
 	if c.mode == captureTake {
-		if sock, err := takePipe(pid); err == nil {
+		sock, err := takePipe(pid)
+		switch {
+		case err == nil:
 			h.abandon() // the shell's wait ends at EOF: it exits
 			c.setSource(pipeSource{sock: sock})
 			return sock, ""
+		case errors.Is(err, unix.ESRCH):
+			h.abandon()
+			return nil, "the capture process exited"
 		}
 	}
 	if c.mode != captureCat && !c.handoverFailed {
-		sock, err := c.handOver(h)
-		if err == nil {
-			c.setSource(pipeSource{sock: sock})
-			return sock, ""
+		if l, err := listenHandover(); err == nil {
+			sock, err := c.handOver(h, pid, l)
+			if err == nil {
+				c.setSource(pipeSource{sock: sock})
+				return sock, ""
+			}
+			c.handoverFailed = true
+			return nil, "the capture's handover failed: " + err.Error()
 		}
-		c.handoverFailed = true
-		return nil, "the capture's handover failed: " + err.Error()
 	}
 	h.goOn(goOnCat)
 	c.setSource(pipeSource{cat: pid})
 	return h.report, ""
 }
 
-// handOver has the shell of h become the handover helper and takes the
-// pipe it passes.
-func (c *paneCapture) handOver(h *pipeHandshake) (*os.File, error) {
-	l, err := listenHandover()
+// handOver has the shell pid of h become the handover helper and takes
+// the pipe it passes through l. Meanwhile the helper counts as live (see
+// live): it is what holds the pipe.
+func (c *paneCapture) handOver(h *pipeHandshake, pid int, l *handoverListener) (*os.File, error) {
+	defer l.close()
+	helper, err := unix.PidfdOpen(pid, 0) // no ptrace rights needed: tells us when it exits
 	if err != nil {
 		h.abandon()
 		return nil, err
 	}
-	defer l.close()
+	defer unix.Close(helper)
+	c.setSource(pipeSource{helper: pid})
 	h.goOn(goOnHandover, l.name)
 	h.report.Close() // the helper writes nothing there
-	return l.receive(handoverWait, c.stop)
+	return l.receive(pid, helper, handoverWait, c.stop)
 }
 
 // takePipe duplicates descriptor pipeFD of process pid, the shell tmux runs
@@ -322,11 +343,14 @@ func (c *paneCapture) setSource(src pipeSource) {
 // release closes what the copier read and says why it ended, for the gap.
 func (c *paneCapture) release(in *os.File) string {
 	c.mu.Lock()
-	src := c.source
-	c.source = pipeSource{}
+	src, stalled := c.source, c.stalled
+	c.source, c.stalled = pipeSource{}, false
 	in.Close() // under mu: restart never shuts a descriptor number down after it was reused
 	c.mu.Unlock()
-	if src.sock != nil {
+	switch {
+	case stalled:
+		return "the pane's pipe stalled"
+	case src.sock != nil:
 		return "tmux closed the pane's pipe"
 	}
 	return "the capture process exited"
@@ -340,6 +364,7 @@ func (c *paneCapture) replace(from time.Time, why string) (*pipeHandshake, error
 	if err != nil {
 		return nil, fmt.Errorf("re-attach the output pipe: %w", err)
 	}
+	c.reattach.Store(false) // a request for the handshake given up
 	c.mu.Lock()
 	if c.gap == nil {
 		c.gap = &captureGap{from: from, why: why}
@@ -466,30 +491,42 @@ func (c *paneCapture) live() bool {
 	case src.sock != nil:
 		return true
 	case src.cat != 0:
-		st := processState(src.cat)
-		return st != 0 && st != 'T' && st != 't' && st != 'Z'
+		return running(src.cat)
+	case src.helper != 0:
+		return running(src.helper)
 	}
 	return false
 }
 
+// running says whether process pid is there and neither stopped nor dead.
+func running(pid int) bool {
+	st := processState(pid)
+	return st != 0 && st != 'T' && st != 't' && st != 'Z'
+}
+
 // restart replaces what the copier reads: the pipe it holds is shut down
-// and a cat killed, so that the copier sees the end and attaches the next
-// one; a shell that never reported is replaced by the copier itself.
+// and a cat or a handover helper killed, so that the copier sees the end
+// and attaches the next one; a shell that never reported is replaced by
+// the copier itself.
 func (c *paneCapture) restart() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch src := c.source; {
 	case src.sock != nil:
+		c.stalled = true
 		unix.Shutdown(int(src.sock.Fd()), unix.SHUT_RDWR)
 	case src.cat != 0:
 		syscall.Kill(src.cat, syscall.SIGKILL)
+	case src.helper != 0:
+		syscall.Kill(src.helper, syscall.SIGKILL) // its exit ends the wait for the pipe
 	default:
 		c.reattach.Store(true)
 	}
 }
 
 // halt ends the copier and waits for it: it notices within
-// captureIdleFlush.
+// captureIdleFlush, or, amid replacing its pipe, once the tmux call is
+// done (captureTmuxTimeout at most).
 func (c *paneCapture) halt() {
 	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done

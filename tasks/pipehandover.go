@@ -57,26 +57,44 @@ func listenHandover() (*handoverListener, error) {
 
 func (l *handoverListener) close() { unix.Close(l.fd) }
 
-// receive waits up to wait for the helper and returns the pipe it passed.
-// Only a process of our own user is heard, and only a socket is taken.
-func (l *handoverListener) receive(wait time.Duration, stop <-chan struct{}) (*os.File, error) {
+// receive waits up to wait for the helper, process pid (helper: its
+// pidfd), and returns the pipe it passed. Only that process is heard: it is
+// the pipe's shell after its exec, so other processes that find the
+// socket's name (abstract names are listed in /proc/net/unix) are turned
+// away and the wait goes on. A helper that exits without passing a pipe
+// ends the wait at once.
+func (l *handoverListener) receive(pid, helper int, wait time.Duration, stop <-chan struct{}) (*os.File, error) {
 	deadline := time.Now().Add(wait)
-	if err := awaitReadable(l.fd, deadline, stop); err != nil {
-		return nil, err
+	for {
+		ready, err := awaitReadable([]int{l.fd, helper}, deadline, stop)
+		if err != nil {
+			return nil, err
+		}
+		conn, _, err := unix.Accept4(l.fd, unix.SOCK_CLOEXEC)
+		if err != nil {
+			if !ready[0] && ready[1] {
+				return nil, errors.New("the handover helper exited without passing the pipe")
+			}
+			continue // EAGAIN: a caller that gave up
+		}
+		pipe, err := takeOffered(conn, pid, deadline, stop)
+		unix.Close(conn)
+		if err == nil || !errors.Is(err, errNotTheHelper) {
+			return pipe, err
+		}
 	}
-	conn, _, err := unix.Accept4(l.fd, unix.SOCK_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(conn)
+}
+
+// errNotTheHelper: a process other than the handover helper connected.
+var errNotTheHelper = errors.New("not the handover helper")
+
+// takeOffered reads the pipe the helper, process pid, sends on conn.
+func takeOffered(conn, pid int, deadline time.Time, stop <-chan struct{}) (*os.File, error) {
 	cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return nil, err
+	if err != nil || int(cred.Pid) != pid || int(cred.Uid) != os.Geteuid() {
+		return nil, errNotTheHelper
 	}
-	if int(cred.Uid) != os.Geteuid() {
-		return nil, fmt.Errorf("a process of uid %d offered the pipe", cred.Uid)
-	}
-	if err := awaitReadable(conn, deadline, stop); err != nil {
+	if _, err := awaitReadable([]int{conn}, deadline, stop); err != nil {
 		return nil, err
 	}
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -98,35 +116,44 @@ func (l *handoverListener) receive(wait time.Duration, stop <-chan struct{}) (*o
 	return socketFile(fds[0])
 }
 
-// awaitReadable waits until fd is readable, deadline passes or stop is
-// closed (checked every captureCheck).
-func awaitReadable(fd int, deadline time.Time, stop <-chan struct{}) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+// awaitReadable waits until one of fds is readable (which ones it says),
+// deadline passes or stop is closed (checked every captureCheck).
+func awaitReadable(fds []int, deadline time.Time, stop <-chan struct{}) ([]bool, error) {
+	polls := make([]unix.PollFd, len(fds))
+	for i, fd := range fds {
+		polls[i] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	}
 	for {
 		select {
 		case <-stop:
-			return errors.New("the capture was stopped")
+			return nil, errors.New("the capture was stopped")
 		default:
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return os.ErrDeadlineExceeded
+			return nil, os.ErrDeadlineExceeded
 		}
-		n, err := unix.Poll(fds, int(min(left, captureCheck).Milliseconds())+1)
+		n, err := unix.Poll(polls, int(min(left, captureCheck).Milliseconds())+1)
 		if err != nil && !errors.Is(err, unix.EINTR) {
-			return err
+			return nil, err
 		}
 		if n > 0 {
-			return nil
+			ready := make([]bool, len(fds))
+			for i, p := range polls {
+				ready[i] = p.Revents != 0
+			}
+			return ready, nil
 		}
 	}
 }
 
-// socketFile is fd as a file if it is a socket, as a pane's pipe is;
-// anything else is closed and refused.
+// socketFile is fd as a file if it is a unix stream socket, as a pane's
+// pipe is (tmux makes it with socketpair); anything else is closed and
+// refused.
 func socketFile(fd int) (*os.File, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+	domain, err1 := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	typ, err2 := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err1 != nil || err2 != nil || domain != unix.AF_UNIX || typ != unix.SOCK_STREAM {
 		unix.Close(fd)
 		return nil, errors.New("what was offered is not a pane's pipe")
 	}

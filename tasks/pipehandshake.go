@@ -14,8 +14,8 @@ import (
 
 // pipeHandshake is one attach of a pane's pipe: the shell tmux runs for it
 // reports its pid through report and then waits on hold, whose write end
-// only this process has. Writing a line to hold lets the shell go on as a
-// cat into report; closing hold (or this process exiting) ends its wait at
+// only this process has. Writing a line to hold lets the shell go on, as a
+// cat into report or as the handover helper (goOn); closing hold (or this process exiting) ends its wait at
 // EOF and the shell exits, so a wrapper that dies never leaves it behind.
 // Both are anonymous pipes the shell opens through /proc/PID/fd: no file
 // is created per task.
@@ -26,9 +26,10 @@ import (
 // A handshake given up before its shell reported keeps them for the rest
 // of the process (two descriptors, no finalizer: plain numbers).
 type pipeHandshake struct {
-	report, hold   *os.File // ours: the shell's pid, then a cat's output; the shell's wait
-	reportW, holdR int      // the shell's, by number
-	line           []byte   // what has arrived of the pid line
+	report, hold   *os.File  // ours: the shell's pid, then a cat's output; the shell's wait
+	reportW, holdR int       // the shell's, by number
+	line           []byte    // what has arrived of the pid line
+	attached       time.Time // when tmux was given it: what the pipe loses, it loses since
 }
 
 func newPipeHandshake() (*pipeHandshake, error) {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // paneShell starts what tmux starts for a pane's pipe: /bin/sh -c command,
@@ -112,6 +114,9 @@ func TestHandshakeTakesThePanesPipe(t *testing.T) {
 	if !endsWithin(sh, 5*time.Second) {
 		t.Fatal("the pipe's shell still runs after its pipe was taken")
 	}
+	if code := sh.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("the pipe's shell exited %d, want 1: its wait ended at EOF, it became no helper", code)
+	}
 	tmuxEnd.Write([]byte("pane output\n"))
 	expectRead(t, in, "pane output\n")
 	if !c.live() {
@@ -137,8 +142,85 @@ func TestHandshakeHandsOverThePipe(t *testing.T) {
 	expectRead(t, in, "pane output\n")
 }
 
-// Only a socket is taken from a helper, and Handover reaches only a
-// wrapper's socket.
+// socketPair is a connected pair of unix stream sockets, as tmux makes for
+// a pane's pipe.
+func socketPair(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b")
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+// startHelper runs this test binary as the handover helper for l, its stdin
+// in, and returns it with its pidfd.
+func startHelper(t *testing.T, l *handoverListener, in *os.File) (*exec.Cmd, int) {
+	t.Helper()
+	helper := exec.Command("/proc/self/exe", HandoverVerb, l.name)
+	helper.Stdin = in
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidfd, err := unix.PidfdOpen(helper.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(pidfd); helper.Process.Kill(); helper.Wait() })
+	return helper, pidfd
+}
+
+// The wrapper hears only its helper: another process that offers a socket
+// first is turned away (abstract socket names can be listed by anyone),
+// and the helper's is still taken.
+func TestHandoverHearsOnlyItsHelper(t *testing.T) {
+	l, err := listenHandover()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	_, impostorsPipe := socketPair(t)
+	if err := Handover(l.name, impostorsPipe); err != nil {
+		t.Fatal(err)
+	}
+	tmuxEnd, pipe := socketPair(t)
+	helper, pidfd := startHelper(t, l, pipe)
+	got, err := l.receive(helper.Process.Pid, pidfd, 5*time.Second, nil)
+	if err != nil {
+		t.Fatalf("the helper's pipe was not taken: %v", err)
+	}
+	defer got.Close()
+	tmuxEnd.Write([]byte("pane output\n"))
+	expectRead(t, got, "pane output\n")
+}
+
+// A handover helper at work holds the pipe: it counts as live (a stall
+// check must not replace it) while it runs, and not once it stopped.
+func TestHandoverHelperCountsAsLive(t *testing.T) {
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	c := newTestCapture(captureHandover)
+	c.setSource(pipeSource{helper: sleeper.Process.Pid})
+	if !c.live() {
+		t.Error("a running handover helper is not live")
+	}
+	sleeper.Process.Signal(syscall.SIGSTOP)
+	for deadline := time.Now().Add(5 * time.Second); c.live() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.live() {
+		t.Error("a stopped handover helper is live")
+	}
+}
+
+// Only a socket is taken for the pane's pipe, a helper that exits without
+// passing one ends the wait at once, and Handover reaches only a wrapper's
+// socket.
 func TestHandoverTakesOnlyAPanesPipe(t *testing.T) {
 	l, err := listenHandover()
 	if err != nil {
@@ -151,11 +233,27 @@ func TestHandoverTakesOnlyAPanesPipe(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	go Handover(l.name, r)
-	if f, err := l.receive(5*time.Second, nil); err == nil {
+	helper, pidfd := startHelper(t, l, r)
+	if f, err := l.receive(helper.Process.Pid, pidfd, 5*time.Second, nil); err == nil {
 		f.Close()
 		t.Error("a pipe that is not a socket was taken for the pane's pipe")
 	}
+
+	quitter := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := quitter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	quitterFD, err := unix.PidfdOpen(quitter.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(quitterFD)
+	start := time.Now()
+	if _, err := l.receive(quitter.Process.Pid, quitterFD, handoverWait, nil); err == nil || time.Since(start) >= handoverWait {
+		t.Errorf("a helper that exited: %v after %v; want an error at once", err, time.Since(start))
+	}
+	quitter.Wait()
+
 	if err := Handover("elsewhere", r); err == nil || !strings.Contains(err.Error(), "not a wrapper's socket") {
 		t.Errorf("Handover to a socket not named as a wrapper's: %v", err)
 	}

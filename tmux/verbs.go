@@ -101,9 +101,15 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 // when its task ends even on a server where the user turned it on globally
 // (the option is set on this window only).
 func (s Server) PipeToCommand(ctx context.Context, pane PaneID, command string) error {
-	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", literalArg(strings.ReplaceAll(command, "#", "##")), ";",
+	_, err := s.run(ctx, "pipe-pane", "-t", string(pane), "--", pipeCommandArg(command), ";",
 		"set-option", "-w", "-t", string(pane), "remain-on-exit", "off")
 	return err
+}
+
+// pipeCommandArg is command as pipe-pane's argument: '#' doubled against
+// format expansion, a final ';' kept from ending tmux's command.
+func pipeCommandArg(command string) string {
+	return literalArg(strings.ReplaceAll(command, "#", "##"))
 }
 
 // KillPane closes a pane and, with it, the processes on its terminal.

@@ -152,3 +152,24 @@ func FuzzShellCommand(f *testing.F) {
 		}
 	})
 }
+
+// pipe-pane's command reaches /bin/sh as written: tmux halves every run of
+// '#' (a lone one would start a format) and takes a final ";" as the end of
+// its own command unless escaped.
+func TestPipeCommandArgKeepsTheCommand(t *testing.T) {
+	for _, c := range nastyWords {
+		if strings.ContainsRune(c.word, 0) {
+			continue
+		}
+		arg := pipeCommandArg(c.word)
+		if oddHashRun(arg) {
+			t.Errorf("%s: %q has a lone '#': tmux would expand it as a format", c.name, arg)
+		}
+		if strings.HasSuffix(arg, ";") && !strings.HasSuffix(arg, `\;`) {
+			t.Errorf("%s: %q ends in a bare ';', which would end tmux's command", c.name, arg)
+		}
+	}
+	if got, want := pipeCommandArg("echo #{pane_id} ##;"), `echo ##{pane_id} ####\;`; got != want {
+		t.Errorf("pipeCommandArg = %q, want %q", got, want)
+	}
+}

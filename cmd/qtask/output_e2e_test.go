@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/qtask/qtask/tasks"
 )
@@ -269,5 +271,61 @@ func TestWrapperIsTheSmallBinaryWhenInstalled(t *testing.T) {
 	writeExecutable(t, alone, data)
 	if got := h.wrapperArgv0(alone); got != alone {
 		t.Errorf("without qtask-exec beside it, the wrapper runs as %q, want qtask itself (%q)", got, alone)
+	}
+}
+
+// `qtask _handover NAME` and `qtask-exec _handover NAME`, which a pane
+// pipe's shell becomes where the kernel will not let the wrapper take the
+// pipe, pass their stdin over the abstract unix socket NAME and exit 0.
+func TestHandoverCommandsPassTheirStdin(t *testing.T) {
+	for _, bin := range []string{qtaskBin, filepath.Join(filepath.Dir(qtaskBin), "qtask-exec")} {
+		t.Run(filepath.Base(bin), func(t *testing.T) {
+			name := fmt.Sprintf("qtask-pipe-test%d-%s", os.Getpid(), filepath.Base(bin))
+			l, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + name, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmuxEnd, pipe := os.NewFile(uintptr(fds[0]), "tmux end"), os.NewFile(uintptr(fds[1]), "pipe")
+			defer tmuxEnd.Close()
+			helper := exec.Command(bin, tasks.HandoverVerb, name)
+			helper.Stdin = pipe
+			out, err := helper.CombinedOutput()
+			pipe.Close()
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", bin, tasks.HandoverVerb, err, out)
+			}
+			l.SetDeadline(time.Now().Add(5 * time.Second))
+			conn, err := l.AcceptUnix()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			oob := make([]byte, syscall.CmsgSpace(4))
+			_, oobn, _, _, err := conn.ReadMsgUnix(make([]byte, 1), oob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, _ := syscall.ParseSocketControlMessage(oob[:oobn])
+			if len(msgs) != 1 {
+				t.Fatalf("%d control messages, want the pipe", len(msgs))
+			}
+			got, err := syscall.ParseUnixRights(&msgs[0])
+			if err != nil || len(got) != 1 {
+				t.Fatalf("rights %v, %v; want one descriptor", got, err)
+			}
+			passed := os.NewFile(uintptr(got[0]), "passed")
+			defer passed.Close()
+			tmuxEnd.Write([]byte("pane output\n"))
+			buf := make([]byte, 64)
+			passed.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, _ := passed.Read(buf); string(buf[:n]) != "pane output\n" {
+				t.Errorf("the passed descriptor read %q, want the pane's output", buf[:n])
+			}
+		})
 	}
 }
