@@ -118,8 +118,12 @@ type paneCapture struct {
 // is passing the pipe over. Zero while a shell has not reported yet.
 type pipeSource struct {
 	sock   *os.File
-	cat    int
+	cat    int // pids
 	helper int
+	// proc is the cat's or the helper's pidfd (nil if it could not be
+	// had): a pid the process left behind may be another's by now, a
+	// pidfd is its own.
+	proc *os.File
 }
 
 // captureGap is output that could not be captured: from when the last
@@ -297,8 +301,18 @@ func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 		}
 	}
 	h.goOn(goOnCat)
-	c.setSource(pipeSource{cat: pid})
+	c.setSource(pipeSource{cat: pid, proc: pidfdOf(pid)})
 	return h.report, ""
+}
+
+// pidfdOf is a pidfd of process pid, nil if none can be had. It needs no
+// ptrace rights.
+func pidfdOf(pid int) *os.File {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "pidfd")
 }
 
 // handOver has the shell pid of h become the handover helper and takes
@@ -306,16 +320,17 @@ func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 // live): it is what holds the pipe.
 func (c *paneCapture) handOver(h *pipeHandshake, pid int, l *handoverListener) (*os.File, error) {
 	defer l.close()
-	helper, err := unix.PidfdOpen(pid, 0) // no ptrace rights needed: tells us when it exits
-	if err != nil {
+	helper := pidfdOf(pid) // readable once it exits
+	if helper == nil {
 		h.abandon()
-		return nil, err
+		return nil, fmt.Errorf("the pipe's shell (pid %d) is gone", pid)
 	}
-	defer unix.Close(helper)
-	c.setSource(pipeSource{helper: pid})
+	defer helper.Close()
+	c.setSource(pipeSource{helper: pid, proc: helper})
+	defer c.setSource(pipeSource{}) // before helper closes: restart never signals a closed pidfd
 	h.goOn(goOnHandover, l.name)
 	h.report.Close() // the helper writes nothing there
-	return l.receive(pid, helper, handoverWait, c.stop)
+	return l.receive(pid, int(helper.Fd()), handoverWait, c.stop)
 }
 
 // takePipe duplicates descriptor pipeFD of process pid, the shell tmux runs
@@ -346,6 +361,9 @@ func (c *paneCapture) release(in *os.File) string {
 	src, stalled := c.source, c.stalled
 	c.source, c.stalled = pipeSource{}, false
 	in.Close() // under mu: restart never shuts a descriptor number down after it was reused
+	if src.proc != nil {
+		src.proc.Close()
+	}
 	c.mu.Unlock()
 	switch {
 	case stalled:
@@ -491,15 +509,22 @@ func (c *paneCapture) live() bool {
 	case src.sock != nil:
 		return true
 	case src.cat != 0:
-		return running(src.cat)
+		return running(src.cat, src.proc)
 	case src.helper != 0:
-		return running(src.helper)
+		return running(src.helper, src.proc)
 	}
 	return false
 }
 
-// running says whether process pid is there and neither stopped nor dead.
-func running(pid int) bool {
+// running says whether process pid (proc: its pidfd, if any) is there and
+// neither stopped nor dead.
+func running(pid int, proc *os.File) bool {
+	if proc != nil {
+		fds := []unix.PollFd{{Fd: int32(proc.Fd()), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err != nil || n > 0 {
+			return false // exited: the pid may be another's now
+		}
+	}
 	st := processState(pid)
 	return st != 0 && st != 'T' && st != 't' && st != 'Z'
 }
@@ -515,10 +540,11 @@ func (c *paneCapture) restart() {
 	case src.sock != nil:
 		c.stalled = true
 		unix.Shutdown(int(src.sock.Fd()), unix.SHUT_RDWR)
+	case src.proc != nil:
+		// A cat's end ends its pipe; a helper's ends the wait for its pipe.
+		unix.PidfdSendSignal(int(src.proc.Fd()), unix.SIGKILL, nil, 0)
 	case src.cat != 0:
-		syscall.Kill(src.cat, syscall.SIGKILL)
-	case src.helper != 0:
-		syscall.Kill(src.helper, syscall.SIGKILL) // its exit ends the wait for the pipe
+		syscall.Kill(src.cat, syscall.SIGKILL) // no pidfd (Linux before 5.3): by pid, as before
 	default:
 		c.reattach.Store(true)
 	}

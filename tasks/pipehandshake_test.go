@@ -218,6 +218,34 @@ func TestHandoverHelperCountsAsLive(t *testing.T) {
 	}
 }
 
+// A cat or helper is known by its pidfd, not its pid: once it has exited,
+// a process that took its pid (here, this test's own) is neither live nor
+// killed by a restart.
+func TestCaptureProcessIsKnownByItsPidfd(t *testing.T) {
+	gone := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := gone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	proc := pidfdOf(gone.Process.Pid)
+	if proc == nil {
+		t.Fatal("no pidfd for a child")
+	}
+	gone.Wait()
+	c := newTestCapture(captureCat)
+	c.setSource(pipeSource{cat: os.Getpid(), proc: proc}) // the pid "reused" by a live process: us
+	if c.live() {
+		t.Error("an exited cat counts as live because its pid runs")
+	}
+	c.restart() // must not SIGKILL this process
+	report, _, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := c.release(report); why != "the capture process exited" {
+		t.Errorf("release says %q", why)
+	}
+}
+
 // Only a socket is taken for the pane's pipe, a helper that exits without
 // passing one ends the wait at once, and Handover reaches only a wrapper's
 // socket.
