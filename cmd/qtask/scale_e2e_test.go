@@ -133,10 +133,14 @@ func TestStopAllSignalsEveryTaskFirst(t *testing.T) {
 	for i := range n {
 		notes[i] = filepath.Join(h.root, "term"+strconv.Itoa(i))
 		// date +%s%N: nanoseconds, to compare with ended_at.
-		ids[i] = h.start(`trap 'date +%s%N > ` + notes[i] + `' TERM; while :; do sleep 0.1; done`).ID
+		ids[i] = h.start(`trap 'date +%s%N > ` + notes[i] + `' TERM; echo trapping; while :; do sleep 0.1; done`).ID
 	}
+	// Running is not enough: a SIGTERM before the shell has set its trap
+	// ends the task at once (seen under load: one task never noted it).
 	for _, id := range ids {
-		eventually(t, "task "+id+" to run", func() bool { return h.status(id).PID != 0 })
+		eventually(t, "task "+id+" to set its trap", func() bool {
+			return h.status(id).PID != 0 && strings.Contains(h.output(id), "trapping")
+		})
 	}
 	out := h.mustQtask("stop", "--all")
 	if got := strings.Count(out, "Stopped task "); got != n {
