@@ -4,9 +4,11 @@
 # Starts background tasks (`qtask run --bg -- sleep 300`) on a private
 # server, 10 and then 50 in all, and at each size sums the proportional set
 # size (Pss in /proc/PID/smaps_rollup) of what qtask keeps per task: the
-# wrapper (`qtask _exec ID`) and the pane's pipe process (the tmux server's
-# child that is not a pane: `cat` writing the task's FIFO, or
-# `qtask _capture ID` before the capture moved into the wrapper). PSS
+# wrapper (`qtask _exec ID`) and the pane's pipe process if it has one (the
+# tmux server's child that is not a pane: none since the wrapper takes the
+# pane's pipe itself, a `cat` writing into the wrapper's pipe with
+# QTASK_CAPTURE=cat, `qtask _capture ID` before the capture moved into the
+# wrapper). PSS
 # charges shared pages (the qtask binary, libc) to each process in
 # proportion, so the mean per task falls as tasks share them; the marginal
 # cost (50 tasks minus 10, over 40) is the memory one more task adds. The
@@ -36,13 +38,16 @@ start() {
 	done
 }
 
-# The pipe process of task ID: a child of the server that is not a pane,
-# whose stdout is the task's FIFO or whose argv names the task.
+# The pipe process of task ID, if any: a child of the server that is not a
+# pane, whose stdout is a pipe the task's wrapper holds (a cat) or whose
+# argv names the task.
 pipe_of() {
-	local id=$1 p
+	local id=$1 p w held
+	w=$(jq -r '.wrapper_pid // 0' "$QTASK_STATE_DIR/tasks/$id.json")
+	held=$(find "/proc/$w/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep '^pipe:' || true)
 	for p in $(pgrep -P "$srv"); do
 		if grep -qx "$p" <<<"$panes"; then continue; fi
-		if [[ $(readlink "/proc/$p/fd/1" 2>/dev/null) == *"/$id.pipe" ]] ||
+		if { [ -n "$held" ] && grep -qxF -- "$(readlink "/proc/$p/fd/1" 2>/dev/null)" <<<"$held"; } ||
 			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- " $id"; then
 			echo "$p"
 			return
@@ -50,9 +55,22 @@ pipe_of() {
 	done
 }
 
-# measure: wait until every task has its wrapper, its command and its pipe,
-# give the wrappers a second to finish starting up, then set wrapper_kb and
-# pipe_kb to the PSS sums over all tasks.
+# handshakes lists the server's children that are not panes and are still
+# `sh`: pipe-pane handshakes under way.
+handshakes() {
+	local p
+	for p in $(pgrep -P "$srv"); do
+		if grep -qx "$p" <<<"$panes"; then continue; fi
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sh ]; then echo "$p"; fi
+	done
+}
+
+pss_of() { if [ -n "$1" ]; then pss "$1"; else echo 0; fi; }
+
+# measure: wait until every task has its wrapper and its command and no
+# pipe handshake is under way, give the wrappers a second to finish
+# starting up, then set wrapper_kb and pipe_kb to the PSS sums over all
+# tasks.
 measure() {
 	local id w p ready=0
 	for _ in $(seq 500); do
@@ -61,18 +79,18 @@ measure() {
 		for id in "${ids[@]}"; do
 			w=$(jq -r '.wrapper_pid // 0' "$QTASK_STATE_DIR/tasks/$id.json")
 			p=$(jq -r '.pid // 0' "$QTASK_STATE_DIR/tasks/$id.json")
-			if [ "$w" -gt 0 ] && [ "$p" -gt 0 ] && [ -n "$(pipe_of "$id")" ]; then ready=$((ready + 1)); fi
+			if [ "$w" -gt 0 ] && [ "$p" -gt 0 ]; then ready=$((ready + 1)); fi
 		done
-		[ "$ready" -eq "${#ids[@]}" ] && break
+		[ "$ready" -eq "${#ids[@]}" ] && [ -z "$(handshakes)" ] && break
 		sleep 0.02
 	done
-	[ "$ready" -eq "${#ids[@]}" ] || { echo "memory: only $ready of ${#ids[@]} tasks got a wrapper and a pipe" >&2; exit 1; }
+	[ "$ready" -eq "${#ids[@]}" ] || { echo "memory: only $ready of ${#ids[@]} tasks got a wrapper and a command" >&2; exit 1; }
 	sleep 1
 	panes=$(tmux -S "$sock" list-panes -a -F '#{pane_pid}')
 	wrapper_kb=0 pipe_kb=0
 	for id in "${ids[@]}"; do
 		wrapper_kb=$((wrapper_kb + $(pss "$(jq -r '.wrapper_pid' "$QTASK_STATE_DIR/tasks/$id.json")")))
-		pipe_kb=$((pipe_kb + $(pss "$(pipe_of "$id")")))
+		pipe_kb=$((pipe_kb + $(pss_of "$(pipe_of "$id")")))
 	done
 }
 
