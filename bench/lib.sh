@@ -162,7 +162,9 @@ bench_machine() {
 	fi
 	echo "source: $BENCH_SRC ($rev)"
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(tmux -V), $(go version | cut -d' ' -f3-)"
-	bench_fs_probe
+	# Only where bench_setup made the temp dir (scale.sh runs a test binary
+	# in a dir of its own).
+	if [ -n "${tmp:-}" ]; then bench_fs_probe; fi
 }
 
 # bench_fs_probe prints what creating a file costs in the temp dir now. On
