@@ -15,10 +15,10 @@ import (
 // pipeHandshake is one attach of a pane's pipe: the shell tmux runs for it
 // reports its pid through report and then waits on hold, whose write end
 // only this process has. Writing a line to hold lets the shell go on, as a
-// cat into report or as the handover helper (goOn); closing hold (or this process exiting) ends its wait at
-// EOF and the shell exits, so a wrapper that dies never leaves it behind.
-// Both are anonymous pipes the shell opens through /proc/PID/fd: no file
-// is created per task.
+// cat into report or as the handover helper (goOn); closing hold (or this
+// process exiting) ends its wait at EOF and the shell exits, so a wrapper
+// that dies never leaves it behind. Both are anonymous pipes the shell
+// opens through /proc/PID/fd: no file is created per task.
 //
 // The shell's ends, reportW and holdR, stay open until the shell has
 // reported: it opens them by number, and a number closed early could be
