@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -196,6 +198,10 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 		}
 		return false
 	}, screen)
+	// And until that hook has ended: it notes the agent idle, then looks at
+	// the queue, and passes on itself (correctly, once) what a task that
+	// ended in between queued; under load that window is wide.
+	eventuallyWithin(t, 30*time.Second, "the turn-end hook to end", func() bool { return len(h.hooksRunning()) == 0 }, screen)
 	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
 		f.WriteString("go\n")
 		f.Close()
@@ -250,4 +256,28 @@ func TestConfigWakeTmuxInstallsTheWake(t *testing.T) {
 			t.Errorf("config %q: %d hooks with --wake tmux, want them %v:\n%s", c.config, got, c.want, data)
 		}
 	}
+}
+
+// hooksRunning lists the agent hooks (`qtask agent hook …`) running for
+// this harness's state directory.
+func (h *harness) hooksRunning() []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(string(cmdline), "\x00")
+		if len(argv) < 3 || filepath.Base(argv[0]) != "qtask" || argv[1] != "agent" || argv[2] != "hook" {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join(dir, "environ"))
+		if !slices.Contains(strings.Split(string(env), "\x00"), "QTASK_STATE_DIR="+h.state) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		pids = append(pids, pid)
+	}
+	return pids
 }
