@@ -113,17 +113,17 @@ type paneCapture struct {
 	stalled bool        // restart shut source's pipe down
 }
 
-// pipeSource is what the copier reads: the pane's pipe itself, taken from
-// its shell, or the pipe a cat copies it into; or the handover helper that
-// is passing the pipe over. Zero while a shell has not reported yet.
+// pipeSource is what the copier reads: the pane's pipe itself (sock),
+// taken from its shell, or the pipe a cat copies it into; while a handover
+// helper passes the pipe over, the helper. Zero while a shell has not
+// reported yet.
 type pipeSource struct {
-	sock   *os.File
-	cat    int // pids
-	helper int
-	// proc is the cat's or the helper's pidfd (nil if it could not be
-	// had): a pid the process left behind may be another's by now, a
-	// pidfd is its own.
-	proc *os.File
+	sock *os.File
+	// pid is the cat or the handover helper, the process that holds the
+	// pipe; pidfd is its pidfd (nil if it could not be had): a pid the
+	// process left behind may be another's by now, a pidfd is its own.
+	pid   int
+	pidfd *os.File
 }
 
 // captureGap is output that could not be captured: from when the last
@@ -301,7 +301,7 @@ func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 		}
 	}
 	h.goOn(goOnCat)
-	c.setSource(pipeSource{cat: pid, proc: pidfdOf(pid)})
+	c.setSource(pipeSource{pid: pid, pidfd: pidfdOf(pid)})
 	return h.report, ""
 }
 
@@ -326,7 +326,7 @@ func (c *paneCapture) handOver(h *pipeHandshake, pid int, l *handoverListener) (
 		return nil, fmt.Errorf("the pipe's shell (pid %d) is gone", pid)
 	}
 	defer helper.Close()
-	c.setSource(pipeSource{helper: pid, proc: helper})
+	c.setSource(pipeSource{pid: pid, pidfd: helper})
 	defer c.setSource(pipeSource{}) // before helper closes: restart never signals a closed pidfd
 	h.goOn(goOnHandover, l.name)
 	h.report.Close() // the helper writes nothing there
@@ -361,8 +361,8 @@ func (c *paneCapture) release(in *os.File) string {
 	src, stalled := c.source, c.stalled
 	c.source, c.stalled = pipeSource{}, false
 	in.Close() // under mu: restart never shuts a descriptor number down after it was reused
-	if src.proc != nil {
-		src.proc.Close()
+	if src.pidfd != nil {
+		src.pidfd.Close()
 	}
 	c.mu.Unlock()
 	switch {
@@ -508,19 +508,17 @@ func (c *paneCapture) live() bool {
 	switch {
 	case src.sock != nil:
 		return true
-	case src.cat != 0:
-		return running(src.cat, src.proc)
-	case src.helper != 0:
-		return running(src.helper, src.proc)
+	case src.pid != 0:
+		return running(src.pid, src.pidfd)
 	}
 	return false
 }
 
-// running says whether process pid (proc: its pidfd, if any) is there and
+// running says whether process pid (pidfd: its pidfd, if any) is there and
 // neither stopped nor dead.
-func running(pid int, proc *os.File) bool {
-	if proc != nil {
-		fds := []unix.PollFd{{Fd: int32(proc.Fd()), Events: unix.POLLIN}}
+func running(pid int, pidfd *os.File) bool {
+	if pidfd != nil {
+		fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
 		if n, err := unix.Poll(fds, 0); err != nil || n > 0 {
 			return false // exited: the pid may be another's now
 		}
@@ -540,11 +538,11 @@ func (c *paneCapture) restart() {
 	case src.sock != nil:
 		c.stalled = true
 		unix.Shutdown(int(src.sock.Fd()), unix.SHUT_RDWR)
-	case src.proc != nil:
+	case src.pidfd != nil:
 		// A cat's end ends its pipe; a helper's ends the wait for its pipe.
-		unix.PidfdSendSignal(int(src.proc.Fd()), unix.SIGKILL, nil, 0)
-	case src.cat != 0:
-		syscall.Kill(src.cat, syscall.SIGKILL) // no pidfd (Linux before 5.3): by pid, as before
+		unix.PidfdSendSignal(int(src.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	case src.pid != 0:
+		syscall.Kill(src.pid, syscall.SIGKILL) // no pidfd (Linux before 5.3): by pid, as before
 	default:
 		c.reattach.Store(true)
 	}

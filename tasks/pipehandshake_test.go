@@ -108,7 +108,7 @@ func expectRead(t *testing.T, f *os.File, want string) {
 // the pipe is still open (a cat would run until it closed).
 func TestHandshakeTakesThePanesPipe(t *testing.T) {
 	c, sh, tmuxEnd, in := connectPaneShell(t, captureTake)
-	if c.source.sock != in || c.source.cat != 0 {
+	if c.source.sock != in || c.source.pid != 0 {
 		t.Errorf("source %+v, want the pipe itself", c.source)
 	}
 	if !endsWithin(sh, 5*time.Second) {
@@ -205,7 +205,7 @@ func TestHandoverHelperCountsAsLive(t *testing.T) {
 	}
 	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
 	c := newTestCapture(captureHandover)
-	c.setSource(pipeSource{helper: sleeper.Process.Pid})
+	c.setSource(pipeSource{pid: sleeper.Process.Pid})
 	if !c.live() {
 		t.Error("a running handover helper is not live")
 	}
@@ -232,7 +232,7 @@ func TestCaptureProcessIsKnownByItsPidfd(t *testing.T) {
 	}
 	gone.Wait()
 	c := newTestCapture(captureCat)
-	c.setSource(pipeSource{cat: os.Getpid(), proc: proc}) // the pid "reused" by a live process: us
+	c.setSource(pipeSource{pid: os.Getpid(), pidfd: proc}) // the pid "reused" by a live process: us
 	if c.live() {
 		t.Error("an exited cat counts as live because its pid runs")
 	}
@@ -291,7 +291,7 @@ func TestHandoverTakesOnlyAPanesPipe(t *testing.T) {
 // on as a cat into the wrapper's pipe, which ends when the cat does.
 func TestHandshakeFallsBackToCat(t *testing.T) {
 	c, sh, tmuxEnd, in := connectPaneShell(t, captureCat)
-	if c.source.sock != nil || c.source.cat != sh.Process.Pid {
+	if c.source.sock != nil || c.source.pid != sh.Process.Pid {
 		t.Errorf("source %+v, want the cat, pid %d", c.source, sh.Process.Pid)
 	}
 	tmuxEnd.Write([]byte("pane output\n"))

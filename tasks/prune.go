@@ -210,9 +210,10 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 
 // fileOwner names the task a state file belongs to, other than its
 // record: "ID.log", "ID.spec", "ID.pipe" (the FIFO an older qtask's
-// wrapper read its pane through, left by one that was killed), "ID.seed" (the screen of an adopted pane its capture never read), ".ID.json.tmp…", ".ID.log.rotate-…", and, outside the tasks
-// directory (where ID.json is the record), "ID.json" and a monitor's
-// events, "ID-N.json".
+// wrapper read its pane through, left by one that was killed), "ID.seed"
+// (the screen of an adopted pane its capture never read), ".ID.json.tmp…",
+// ".ID.log.rotate-…", and, outside the tasks directory (where ID.json is
+// the record), "ID.json" and a monitor's events, "ID-N.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
 		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
