@@ -174,6 +174,9 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 		s.forgetCounts(t.ID)
 		removed, last = append(removed, &r.Task), r
 	}
+	if len(removed) > 0 {
+		s.dropIndex()
+	}
 	return removed, last, errors.Join(errs...)
 }
 

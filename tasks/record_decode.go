@@ -15,22 +15,28 @@ import (
 // strings without escapes — is read by decodeRecord; anything else goes to
 // encoding/json, whose result (or error) stays the reference.
 func unmarshalRecord(data []byte, r *record) error {
-	if decodeRecord(data, r) {
+	return unmarshalRecordText(data, string(data), r)
+}
+
+// unmarshalRecordText is unmarshalRecord for data whose copy as a string,
+// text, the caller has already: the string fields of r slice it.
+func unmarshalRecordText(data []byte, text string, r *record) error {
+	if decodeRecord(data, text, r) {
 		return nil
 	}
 	*r = record{}
 	return json.Unmarshal(data, r)
 }
 
-// decodeRecord fills r from data and reports true only if data is a compact
+// decodeRecord fills r from data (and text, its copy as a string, which the
+// string fields slice: one allocation per record, or per index, rather than
+// one per field) and reports true only if data is a compact
 // JSON object of record keys whose values it decodes exactly as
 // encoding/json would (FuzzDecodeRecord holds it to that). It declines —
 // false, r in any state — on whitespace inside the object, escapes, unknown
 // or differently cased keys, non-integer numbers and anything invalid.
-func decodeRecord(data []byte, r *record) bool {
-	// One string for the whole record, which every string field slices:
-	// an allocation per record rather than one per field.
-	d := recordDecoder{b: data, s: string(data)}
+func decodeRecord(data []byte, text string, r *record) bool {
+	d := recordDecoder{b: data, s: text}
 	if !d.next('{') {
 		return false
 	}

@@ -57,7 +57,7 @@ func fullRecord(t testing.TB) *record {
 func checkDecode(t *testing.T, data []byte) bool {
 	t.Helper()
 	var fast, std record
-	if !decodeRecord(data, &fast) {
+	if !decodeRecord(data, string(data), &fast) {
 		return false
 	}
 	if err := json.Unmarshal(data, &std); err != nil {

@@ -26,26 +26,33 @@ const maxStateFile = 64 << 20
 // makes plain system calls: `ls` reads every record, and an *os.File costs
 // twice the calls (poller set-up, flag juggling, a growing read buffer).
 func readOwnFile(path string) ([]byte, error) {
+	data, _, err := readOwnFileStat(path)
+	return data, err
+}
+
+// readOwnFileStat is readOwnFile, also returning the file's stat(2) as it
+// was opened (see fileStamp).
+func readOwnFileStat(path string) ([]byte, *syscall.Stat_t, error) {
 	fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, errors.New("it is a symlink")
+		return nil, nil, errors.New("it is a symlink")
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return nil, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fmt.Errorf("it is not a regular file but %s", fileKind(st.Mode))
+		return nil, nil, fmt.Errorf("it is not a regular file but %s", fileKind(st.Mode))
 	}
 	if uid := int(st.Uid); uid != os.Geteuid() {
-		return nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
+		return nil, nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
 	}
 	if st.Size > maxStateFile {
-		return nil, fmt.Errorf("it is %d bytes, more than any record or spec", st.Size)
+		return nil, nil, fmt.Errorf("it is %d bytes, more than any record or spec", st.Size)
 	}
 	// One byte more than the size: the usual whole read fits, and the
 	// next one, returning 0, says it was the end.
@@ -59,14 +66,14 @@ func readOwnFile(path string) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
 			break
 		}
 		buf = buf[:len(buf)+n]
 	}
-	return buf, nil
+	return buf, &st, nil
 }
 
 // fileKind names the type of file a stat(2) mode describes, for messages.

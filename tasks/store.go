@@ -14,6 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -171,31 +174,38 @@ func (s *Store) claimID(id string) error {
 // stands (see checkRecord) is an *InvalidRecordError, never a half-filled
 // task: readers would print blanks and act on an empty id.
 func (s *Store) load(id string) (*record, error) {
+	r, _, err := s.loadRead(id)
+	return r, err
+}
+
+// loadRead is load, also returning what was read: the record's bytes and
+// its file's stamp, for the index (see loadAll).
+func (s *Store) loadRead(id string) (*record, indexEntry, error) {
 	path := s.recordPath(id)
-	data, err := readOwnFile(path)
+	data, st, err := readOwnFileStat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotFoundError{ID: id}
+		return nil, indexEntry{}, &NotFoundError{ID: id}
 	}
 	if err != nil {
-		return nil, &InvalidRecordError{Path: path, Err: err}
+		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
 	if err := unmarshalRecord(data, &r); err != nil {
 		// A save recycles the inode an earlier version of the record had
 		// (see save): a reader slow enough to read it while it is being
 		// rewritten reads half a record. The name holds a whole one.
-		if data, err = readOwnFile(path); err == nil {
+		if data, st, err = readOwnFileStat(path); err == nil {
 			r = record{}
 			err = unmarshalRecord(data, &r)
 		}
 		if err != nil {
-			return nil, &InvalidRecordError{Path: path, Err: err}
+			return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
 		}
 	}
 	if err := s.checkRecord(&r, id); err != nil {
-		return nil, &InvalidRecordError{Path: path, Err: err}
+		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
-	return &r, nil
+	return &r, indexEntry{stamp: stampOfStat(st), data: data}, nil
 }
 
 // InvalidRecordError is a task record qtask will not use: unreadable, not
@@ -361,30 +371,32 @@ func (s *Store) Resolve(prefix string) (string, error) {
 
 // loadAll reads every record, sorted by start time (then id). A record that
 // cannot be parsed is skipped and reported in warnings, naming the file, so
-// one bad file never hides the rest.
+// one bad file never hides the rest. Finished records come from the index
+// when their files are unchanged (see index.go).
 func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
+	settled := time.Now().Add(-indexSettle)
 	ids, err := s.ids()
 	if err != nil {
 		return nil, nil, err
 	}
-	loaded := make([]*record, len(ids))
-	errs := make([]error, len(ids))
-	s.loadEach(ids, loaded, errs)
-	for i, r := range loaded {
-		err := errs[i]
-		if errors.Is(err, ErrNotFound) {
+	idx := s.readIndex()
+	all := make([]loaded, len(ids))
+	s.loadEach(ids, idx, all)
+	for _, l := range all {
+		if errors.Is(l.err, ErrNotFound) {
 			continue // removed between listing and reading
 		}
 		var invalid *InvalidRecordError
-		if errors.As(err, &invalid) {
+		if errors.As(l.err, &invalid) {
 			warnings = append(warnings, fmt.Sprintf("skipping %s: %v", invalid.Path, invalid.Err))
 			continue
 		}
-		if err != nil {
-			return nil, nil, err
+		if l.err != nil {
+			return nil, nil, l.err
 		}
-		recs = append(recs, r)
+		recs = append(recs, l.rec)
 	}
+	s.refreshIndex(idx, ids, all, settled)
 	sort.Slice(recs, func(i, j int) bool {
 		if !recs[i].StartedAt.Equal(recs[j].StartedAt) {
 			return recs[i].StartedAt.Before(recs[j].StartedAt)
@@ -394,16 +406,31 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	return recs, warnings, nil
 }
 
-// loadEach loads the records of ids into recs (or errs), on every CPU:
-// decoding JSON is most of what `ls` does with a thousand tasks.
-func (s *Store) loadEach(ids []string, recs []*record, errs []error) {
+// loadEach loads the records of ids into all, on every CPU: reading and
+// decoding is most of what `ls` does with a thousand tasks.
+func (s *Store) loadEach(ids []string, idx map[string]indexEntry, all []loaded) {
+	tasks := -1
+	if len(idx) > 0 {
+		// Stamps are taken relative to the directory: no path walk each.
+		if fd, err := unix.Open(s.tasksDir(), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			tasks = fd
+			defer unix.Close(fd)
+		}
+	}
 	workers := min(runtime.GOMAXPROCS(0), (len(ids)+63)/64)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				recs[i], errs[i] = s.load(ids[i])
+				l := &all[i]
+				if e, ok := idx[ids[i]]; ok && tasks >= 0 {
+					if l.rec, l.indexed = s.loadIndexed(tasks, ids[i], e); l.indexed {
+						l.entry = e
+						continue
+					}
+				}
+				l.rec, l.entry, l.err = s.loadRead(ids[i])
 			}
 		})
 	}
