@@ -276,3 +276,32 @@ func TestIndexWaitsForRecordsToSettle(t *testing.T) {
 		t.Errorf("records changed a moment ago were indexed:\n%s", strings.SplitN(string(data), "\n", 3)[:2])
 	}
 }
+
+// TestParseIndexNeedsSortedIDs: lookups are binary searches, so an index
+// whose ids are out of order or repeated is not used at all.
+func TestParseIndexNeedsSortedIDs(t *testing.T) {
+	entry := func(id string) string { return id + " 1 3 4 5\n{}\n" }
+	for _, tc := range []struct {
+		name string
+		ids  []string
+		want int
+	}{
+		{"sorted", []string{"0000000a", "0000000b"}, 2},
+		{"out of order", []string{"0000000b", "0000000a"}, 0},
+		{"repeated", []string{"0000000a", "0000000a"}, 0},
+	} {
+		index := indexHeader
+		for _, id := range tc.ids {
+			index += entry(id)
+		}
+		idx := parseIndex([]byte(index))
+		if len(idx) != tc.want {
+			t.Errorf("%s: parsed %d entries, want %d", tc.name, len(idx), tc.want)
+		}
+		for _, id := range tc.ids[:tc.want] {
+			if e, ok := idx.find(id); !ok || string(e.data) != "{}\n" || e.stamp != (fileStamp{1, 3, 4, 5}) {
+				t.Errorf("%s: find(%s) = %+v, %v", tc.name, id, e, ok)
+			}
+		}
+	}
+}

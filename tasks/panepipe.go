@@ -1,15 +1,12 @@
 package tasks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -559,13 +556,9 @@ func (c *paneCapture) halt() {
 // processState is the state letter of /proc/PID/stat (the field after the
 // command name, which may hold spaces and parentheses), 0 if unreadable.
 func processState(pid int) byte {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	st, err := readProcStat(pid)
 	if err != nil {
 		return 0
 	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return 0
-	}
-	return data[i+2]
+	return st.state
 }

@@ -3,8 +3,8 @@ package tasks
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,7 +12,8 @@ import (
 
 // procStat is the part of /proc/PID/stat qtask uses.
 type procStat struct {
-	state     byte // 'R', 'S', … 'Z' for a zombie: exited, not yet reaped
+	comm      string // the process's name (its main thread's, as /proc/PID/comm)
+	state     byte   // 'R', 'S', … 'Z' for a zombie: exited, not yet reaped
 	pgrp      int
 	session   int
 	tpgid     int    // foreground process group of the process's terminal
@@ -22,11 +23,40 @@ type procStat struct {
 // readProcStat parses /proc/PID/stat. The command name (field 2) may hold
 // spaces and parentheses, so fields are counted from the last ')'.
 func readProcStat(pid int) (procStat, error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	data, err := readProcFile(pid, "stat")
 	if err != nil {
 		return procStat{}, err
 	}
 	return parseProcStat(string(data))
+}
+
+// readProcFile reads /proc/PID/NAME, a small file, with plain system calls:
+// `ls` reads two for each running task, and os.ReadFile makes twice the
+// calls (a stat, a poller registration the kernel refuses, a second read).
+func readProcFile(pid int, name string) ([]byte, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/" + name
+	fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 func parseProcStat(s string) (procStat, error) {
@@ -40,6 +70,9 @@ func parseProcStat(s string) (procStat, error) {
 		return procStat{}, errors.New("short /proc stat")
 	}
 	st := procStat{state: f[0][0]}
+	if open := strings.IndexByte(s, '('); open >= 0 && open < i {
+		st.comm = s[open+1 : i]
+	}
 	var err error
 	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
 		return procStat{}, fmt.Errorf("/proc stat pgrp: %w", err)
@@ -71,15 +104,22 @@ func processStart(pid int) uint64 {
 // zombie (dead, and never reaped where init does not reap, e.g. a
 // container's pid 1, once its parent is gone).
 func sameProcess(pid int, start uint64) bool {
+	_, same := sameProcessStat(pid, start)
+	return same
+}
+
+// sameProcessStat is sameProcess, also returning what /proc/PID/stat says
+// of the process when it was read (not when start is 0).
+func sameProcessStat(pid int, start uint64) (procStat, bool) {
 	if start != 0 {
 		if st, err := readProcStat(pid); err == nil {
-			return st.startTime == start && st.state != 'Z'
+			return st, st.startTime == start && st.state != 'Z'
 		}
 		if _, err := os.Stat("/proc/self/stat"); err == nil {
-			return false // procfs works and the pid is gone
+			return procStat{}, false // procfs works and the pid is gone
 		}
 	}
-	return processAlive(pid)
+	return procStat{}, processAlive(pid)
 }
 
 func processAlive(pid int) bool {

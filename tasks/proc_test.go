@@ -21,14 +21,14 @@ func TestParseProcStat(t *testing.T) {
 		want  procStat
 		isErr bool
 	}{
-		{name: "plain name", line: "1234 (bash) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "plain name", line: "1234 (bash) " + statTail, want: procStat{comm: "bash", state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procStat{comm: "my (weird) cmd", state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procStat{comm: "x) R 7 7 7 7 7 7", state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
+		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procStat{comm: "a\nb", state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
 		{name: "empty name", line: "1234 () " + statTail, want: procStat{state: 'S', pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procStat{state: 'S', pgrp: 1, session: 1, tpgid: -1, startTime: 5}},
-		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procStat{state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 19}},
-		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procStat{state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 18446744073709551615}},
+		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procStat{comm: "init", state: 'S', pgrp: 1, session: 1, tpgid: -1, startTime: 5}},
+		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procStat{comm: "c", state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 19}},
+		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procStat{comm: "c", state: 'S', pgrp: 2, session: 3, tpgid: 5, startTime: 18446744073709551615}},
 
 		{name: "empty", line: "", isErr: true},
 		{name: "no command name", line: "1234 bash " + statTail, isErr: true},

@@ -28,18 +28,18 @@ func (s *Store) reconcile(r *record) *record {
 	if !r.Running() {
 		return r
 	}
-	var why string
-	switch {
-	case startingUp(r):
+	if startingUp(r) {
 		return r
-	case r.WrapperPID == 0:
-		why = "the task's wrapper never started"
-	case !sameProcess(r.WrapperPID, r.WrapperStart):
+	}
+	why := "the task's wrapper never started"
+	if r.WrapperPID != 0 {
+		st, live := sameProcessStat(r.WrapperPID, r.WrapperStart)
+		if live {
+			r = s.orphanedForeground(r)
+			r.Settling = settlingReason(r.WrapperPID, st)
+			return r
+		}
 		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)
-	default:
-		r = s.orphanedForeground(r)
-		r.Settling = settlingReason(r.WrapperPID)
-		return r
 	}
 	o := r.stopOutcome(lostOutcome(why))
 	settled, changed, err := s.settle(r.ID, o)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,13 +47,18 @@ func announceSettling(why error) {
 }
 
 // settlingReason is why the wrapper with pid cannot settle its task, as its
-// process name says; "" if nothing holds it back.
-func settlingReason(pid int) string {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-	if err != nil {
-		return ""
+// process name says; "" if nothing holds it back. st is what was read of
+// the wrapper already: its name, if there, saves reading /proc/PID/comm.
+func settlingReason(pid int, st procStat) string {
+	comm := st.comm
+	if comm == "" {
+		data, err := readProcFile(pid, "comm")
+		if err != nil {
+			return ""
+		}
+		comm = strings.TrimSpace(string(data))
 	}
-	code, ok := strings.CutPrefix(strings.TrimSpace(string(data)), settlingPrefix)
+	code, ok := strings.CutPrefix(comm, settlingPrefix)
 	if !ok {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -14,6 +15,10 @@ import (
 // State files (records, specs, notifications) are read only when they are
 // regular files the effective user owns, and written by replacing them
 // atomically, never through a symlink.
+
+// effectiveUID is os.Geteuid, asked once: `ls` checks the owner of every
+// record, and qtask never changes its uid.
+var effectiveUID = sync.OnceValue(os.Geteuid)
 
 // maxStateFile bounds what readOwnFile reads: records and specs are small,
 // and a planted huge file must not exhaust memory.
@@ -48,8 +53,8 @@ func readOwnFileStat(path string) ([]byte, *syscall.Stat_t, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, nil, fmt.Errorf("it is not a regular file but %s", fileKind(st.Mode))
 	}
-	if uid := int(st.Uid); uid != os.Geteuid() {
-		return nil, nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(os.Geteuid()))
+	if uid := int(st.Uid); uid != effectiveUID() {
+		return nil, nil, fmt.Errorf("it is owned by %s, not by %s who runs qtask", userName(uid), userName(effectiveUID()))
 	}
 	if st.Size > maxStateFile {
 		return nil, nil, fmt.Errorf("it is %d bytes, more than any record or spec", st.Size)

@@ -375,11 +375,19 @@ func (s *Store) Resolve(prefix string) (string, error) {
 // when their files are unchanged (see index.go).
 func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	settled := time.Now().Add(-indexSettle)
+	// The index is read while the directory is listed: each is about a
+	// millisecond with a thousand tasks.
+	var idx recordIndex
+	indexRead := make(chan struct{})
+	go func() {
+		defer close(indexRead)
+		idx = s.readIndex()
+	}()
 	ids, err := s.ids()
+	<-indexRead
 	if err != nil {
 		return nil, nil, err
 	}
-	idx := s.readIndex()
 	all := make([]loaded, len(ids))
 	s.loadEach(ids, idx, all)
 	for _, l := range all {
@@ -408,7 +416,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 
 // loadEach loads the records of ids into all, on every CPU: reading and
 // decoding is most of what `ls` does with a thousand tasks.
-func (s *Store) loadEach(ids []string, idx map[string]indexEntry, all []loaded) {
+func (s *Store) loadEach(ids []string, idx recordIndex, all []loaded) {
 	tasks := -1
 	if len(idx) > 0 {
 		// Stamps are taken relative to the directory: no path walk each.
@@ -424,7 +432,7 @@ func (s *Store) loadEach(ids []string, idx map[string]indexEntry, all []loaded) 
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
 				l := &all[i]
-				if e, ok := idx[ids[i]]; ok && tasks >= 0 {
+				if e, ok := idx.find(ids[i]); ok && tasks >= 0 {
 					if l.rec, l.indexed = s.loadIndexed(tasks, ids[i], e); l.indexed {
 						l.entry = e
 						continue
