@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,18 +71,48 @@ func writeJSON(w io.Writer, v any) error {
 		return err
 	}
 	// Indented, the compact form grows by about half.
-	out := appendIndented(make([]byte, 0, len(data)*3/2), data)
+	out := appendIndented(make([]byte, 0, len(data)*3/2), data, 0)
 	_, err = w.Write(append(out, '\n'))
 	return err
+}
+
+// writeJSONList prints list exactly as writeJSON does, one element at a
+// time: encoded as one value, a thousand tasks grew a buffer of megabytes
+// (and woke the garbage collector) for output that streams.
+func writeJSONList[T any](w io.Writer, list []T) error {
+	if len(list) == 0 {
+		return writeJSON(w, list) // [] or null
+	}
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact) // escapes <, > and & as Marshal does
+	out := bufio.NewWriterSize(w, 64<<10)
+	line := []byte("[\n  ")
+	for i, v := range list {
+		compact.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		line = appendIndented(line, bytes.TrimSuffix(compact.Bytes(), []byte{'\n'}), 1)
+		if i < len(list)-1 {
+			line = append(line, ",\n  "...)
+		} else {
+			line = append(line, "\n]\n"...)
+		}
+		if _, err := out.Write(line); err != nil {
+			return err
+		}
+		line = line[:0]
+	}
+	return out.Flush()
 }
 
 // appendIndented appends data, compact JSON from json.Marshal, to out
 // indented as json.Indent(…, "", "  ") would, with terminal controls
 // escaped (see writeJSON). It is one pass that trusts its input, where
 // json.Indent runs its validating scanner over every byte: that was half of
-// what `ls --json` of a thousand tasks spent encoding.
-func appendIndented(out, data []byte) []byte {
-	depth := 0
+// what `ls --json` of a thousand tasks spent encoding. depth is how deep
+// data sits in what out holds.
+func appendIndented(out, data []byte, depth int) []byte {
 	newline := func() {
 		out = append(out, '\n')
 		for range depth {

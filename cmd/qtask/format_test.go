@@ -179,6 +179,15 @@ func checkWriteJSON(t *testing.T, v any) {
 	if got.String() != want {
 		t.Errorf("writeJSON(%#v) prints\n%s\nwant, as json.MarshalIndent lays it out,\n%s", v, got.String(), want)
 	}
+	if list, ok := v.([]*tasks.Task); ok {
+		got.Reset()
+		if err := writeJSONList(&got, list); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want {
+			t.Errorf("writeJSONList(%#v) prints\n%s\nwant, as json.MarshalIndent lays it out,\n%s", v, got.String(), want)
+		}
+	}
 }
 
 // TestWriteJSONIndentsAsMarshalIndent: task lists (empty, nil, a task with
@@ -191,7 +200,7 @@ func TestWriteJSONIndentsAsMarshalIndent(t *testing.T) {
 		Command: "printf '%s\\n' \"x\" {a:[b]}, ", Status: tasks.StatusFailed, ExitCode: &code, StartedAt: ended.Add(-time.Second),
 		EndedAt: &ended, OutputLoss: "lost\ttabs\\", Error: `code 5" , {x}: [y]`}
 	for _, v := range []any{
-		[]*tasks.Task(nil), []*tasks.Task{}, []*tasks.Task{task}, []*tasks.Task{task, {ID: "00000001"}, nil}, task,
+		[]*tasks.Task(nil), []*tasks.Task{}, []*tasks.Task{task}, []*tasks.Task{task, {ID: "00000001"}, nil}, []*tasks.Task{nil}, task,
 		map[string]any{"a": []any{1, map[string]any{}, []int{}, "\u2028", "\\", "\"", -1.5e300, nil, true}, "b": map[string][]int{"c": {1}}},
 		"", 0, nil, []any{[]any{[]any{}}},
 	} {
