@@ -167,9 +167,11 @@ func appendIndexEntry(buf []byte, id string, e indexEntry) []byte {
 // the one e was read from: ok is false, and the record must be read from
 // its file, if not.
 func (s *Store) loadIndexed(tasks int, id string, e indexEntry) (r *record, ok bool) {
+	// AT_STATX_SYNC_AS_STAT (not DONT_SYNC): on a network file system a
+	// cached stamp could be one the file no longer has.
 	var st unix.Statx_t
 	const want = unix.STATX_TYPE | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME | unix.STATX_UID
-	if unix.Statx(tasks, id+".json", unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, want, &st) != nil ||
+	if unix.Statx(tasks, id+".json", unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_SYNC_AS_STAT, want, &st) != nil ||
 		st.Mask&want != want || st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != effectiveUID() {
 		return nil, false
 	}
