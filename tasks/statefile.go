@@ -61,7 +61,17 @@ func readOwnFileStat(path string) ([]byte, *syscall.Stat_t, error) {
 	}
 	// One byte more than the size: the usual whole read fits, and the
 	// next one, returning 0, says it was the end.
-	buf := make([]byte, 0, st.Size+1)
+	buf, err := readToEnd(fd, path, make([]byte, 0, st.Size+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, &st, nil
+}
+
+// readToEnd appends what fd holds, up to maxStateFile bytes, to buf, whose
+// spare capacity is the size of the first read: plain read(2) calls,
+// retried when a signal interrupts one.
+func readToEnd(fd int, path string, buf []byte) ([]byte, error) {
 	for len(buf) < maxStateFile {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -71,14 +81,14 @@ func readOwnFileStat(path string) ([]byte, *syscall.Stat_t, error) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
 			break
 		}
 		buf = buf[:len(buf)+n]
 	}
-	return buf, &st, nil
+	return buf, nil
 }
 
 // fileKind names the type of file a stat(2) mode describes, for messages.
