@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,11 +35,12 @@ const indexSlack = 32
 
 // indexSettle is how long a record must have gone unchanged before it is
 // indexed. A stamp's times come from a clock that advances a tick (up to
-// 10 ms) at a time, so two writes in one tick could leave a file with the
-// same stamp and other bytes; a record indexed only when its ctime is a
-// second old is one whose next write, however soon, gets a later ctime.
-// (A variable for tests, which cannot wait that long every time.)
-var indexSettle = time.Second
+// 10 ms, or a whole second or two on some file systems) at a time, so two
+// writes in one tick could leave a file with the same stamp and other
+// bytes; a record indexed only when its ctime is older than the tick is one
+// whose next write, however soon, gets a later ctime. (A variable for
+// tests, which cannot wait that long every time.)
+var indexSettle = 2 * time.Second
 
 // fileStamp is what tells one version of a record file from another: a
 // save writes the bytes into a recycled inode (see save) and renames it in,
@@ -49,6 +51,7 @@ type fileStamp struct {
 	mtime, ctime int64 // ns since the epoch
 }
 
+// stampOfStat is the stamp of the file st describes.
 func stampOfStat(st *syscall.Stat_t) fileStamp {
 	return fileStamp{ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
@@ -67,6 +70,7 @@ type indexEntry struct {
 // of its page faults.
 type recordIndex []indexEntry
 
+// find returns the entry of task id, if the index holds one.
 func (x recordIndex) find(id string) (indexEntry, bool) {
 	i, ok := slices.BinarySearchFunc(x, id, func(e indexEntry, id string) int { return strings.Compare(e.id, id) })
 	if !ok {
@@ -76,9 +80,10 @@ func (x recordIndex) find(id string) (indexEntry, bool) {
 }
 
 // indexable reports whether a record read as e can go into the index:
-// finished, read whole, and unchanged since before settled.
+// finished, read whole, and unchanged since before settled (and with times
+// after 1970: a hand-set mtime can be earlier, which the index cannot hold).
 func (e indexEntry) indexable(r *record, settled int64) bool {
-	return r != nil && !r.Running() && e.stamp.ctime != 0 && e.stamp.ctime < settled &&
+	return r != nil && !r.Running() && e.stamp.ctime > 0 && e.stamp.mtime >= 0 && e.stamp.ctime < settled &&
 		int64(len(e.data)) == e.stamp.size
 }
 
@@ -97,14 +102,15 @@ func (s *Store) readIndex() recordIndex {
 // parseIndex reads the entries of an index: after the header, for each
 // record a line "ID INO SIZE MTIME CTIME" and then the SIZE bytes of its
 // file, in increasing order of ID. Anything malformed voids the whole index.
+// The entries' strings share data's memory: the caller must never write
+// to data again.
 func parseIndex(data []byte) recordIndex {
 	rest, ok := bytes.CutPrefix(data, []byte(indexHeader))
 	if !ok {
 		return nil
 	}
 	// The whole index as one string, which the records' strings slice,
-	// without a copy: data is the buffer readIndex read it into, which
-	// nothing writes again (a copy was a tenth of `ls`'s page faults).
+	// without a copy (a copy was a tenth of `ls`'s page faults).
 	text := unsafe.String(unsafe.SliceData(data), len(data))
 	// About 700 bytes a record: one allocation for a well-kept index.
 	entries := make(recordIndex, 0, len(data)/512)
@@ -117,18 +123,18 @@ func parseIndex(data []byte) recordIndex {
 		for i := range f {
 			f[i], line, _ = bytes.Cut(line, []byte{' '})
 		}
-		ino, ok1 := parseIndexInt(f[1])
-		size, ok2 := parseIndexInt(f[2])
-		mtime, ok3 := parseIndexInt(f[3])
-		ctime, ok4 := parseIndexInt(f[4])
+		ino, ok1 := parseIndexUint(f[1], math.MaxUint64)
+		size, ok2 := parseIndexUint(f[2], uint64(len(after)))
+		mtime, ok3 := parseIndexUint(f[3], math.MaxInt64)
+		ctime, ok4 := parseIndexUint(f[4], math.MaxInt64)
 		id, at := text[len(data)-len(rest):][:len(f[0])], len(data)-len(after)
-		if !ok1 || !ok2 || !ok3 || !ok4 || len(line) != 0 || size > int64(len(after)) ||
+		if !ok1 || !ok2 || !ok3 || !ok4 || len(line) != 0 ||
 			len(entries) > 0 && entries[len(entries)-1].id >= id {
 			return nil
 		}
 		entries = append(entries, indexEntry{
 			id:    id,
-			stamp: fileStamp{ino: uint64(ino), size: size, mtime: mtime, ctime: ctime},
+			stamp: fileStamp{ino: ino, size: int64(size), mtime: int64(mtime), ctime: int64(ctime)},
 			data:  after[:size:size],
 			text:  text[at : at+int(size)],
 		})
@@ -137,26 +143,31 @@ func parseIndex(data []byte) recordIndex {
 	return entries
 }
 
-// parseIndexInt parses a non-negative decimal, as appendIndexEntry writes.
-func parseIndexInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 19 {
+// parseIndexUint parses a decimal of at most limit, as appendIndexEntry
+// writes them.
+func parseIndexUint(b []byte, limit uint64) (uint64, bool) {
+	if len(b) == 0 {
 		return 0, false
 	}
-	var n int64
+	var n uint64
 	for _, c := range b {
-		if c < '0' || c > '9' {
+		d := uint64(c - '0')
+		if c < '0' || c > '9' || n > (limit-d)/10 || d > limit {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
+		n = n*10 + d
 	}
 	return n, true
 }
 
+// appendIndexEntry appends task id's entry to an index being written. The
+// stamp's numbers are never negative: indexable leaves out times before
+// 1970.
 func appendIndexEntry(buf []byte, id string, e indexEntry) []byte {
 	buf = append(buf, id...)
-	for _, n := range []int64{int64(e.stamp.ino), e.stamp.size, e.stamp.mtime, e.stamp.ctime} {
+	for _, n := range []uint64{e.stamp.ino, uint64(e.stamp.size), uint64(e.stamp.mtime), uint64(e.stamp.ctime)} {
 		buf = append(buf, ' ')
-		buf = strconv.AppendInt(buf, n, 10)
+		buf = strconv.AppendUint(buf, n, 10)
 	}
 	buf = append(buf, '\n')
 	return append(buf, e.data...)
@@ -202,9 +213,15 @@ type loaded struct {
 
 // refreshIndex rewrites the index from what loadAll read, when the index
 // lacks indexSlack records or more, holds as many stale ones, or names a
-// task whose record is gone (a prune racing the last rewrite: the index
-// must not keep a removed task's command line). A write that fails is
-// left: the index is only ever a shortcut.
+// task whose record is gone. A write that fails is left: the index is only
+// ever a shortcut.
+//
+// A prune removes records, then the index, under the state lock; this
+// write takes no lock, so a reader that read a task before a prune and
+// writes after it would put the removed task's command line back. So the
+// writer lists tasks/ once more after writing and removes what it wrote if
+// a task in it is gone: either the prune's removal of the index or this
+// check comes after the other's write.
 func (s *Store) refreshIndex(idx recordIndex, ids []string, all []loaded, settled time.Time) {
 	cutoff := settled.UnixNano()
 	var keep []int
@@ -225,14 +242,25 @@ func (s *Store) refreshIndex(idx recordIndex, ids []string, all []loaded, settle
 	}
 	slices.SortFunc(keep, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
 	buf := []byte(indexHeader)
+	kept := make(recordIndex, 0, len(keep))
 	for _, i := range keep {
 		buf = appendIndexEntry(buf, ids[i], all[i].entry)
+		kept = append(kept, indexEntry{id: ids[i]})
 	}
-	_ = writeFileAtomic(s.indexPath(), buf)
+	if len(buf) > maxStateFile {
+		s.dropIndex() // too big for readOwnFile to read back
+		return
+	}
+	if writeFileAtomic(s.indexPath(), buf) != nil {
+		return
+	}
+	if now, err := s.ids(); err != nil || indexNamesGone(kept, now, 0) {
+		s.dropIndex()
+	}
 }
 
-// indexNamesGone reports whether the index holds a task that ids (the
-// records there are) lacks; used of its entries were found in ids.
+// indexNamesGone reports whether idx holds a task that ids (the records
+// there are) lacks; used of its entries are known to be in ids.
 func indexNamesGone(idx recordIndex, ids []string, used int) bool {
 	if used == len(idx) {
 		return false

@@ -305,3 +305,100 @@ func TestParseIndexNeedsSortedIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestParseIndexRefusesNumbersOutOfRange: a stamp's numbers are checked
+// against what they can be (a size past the end of the index, a time past
+// int64, a sign), never wrapped: a wrapped size once sliced out of range
+// and crashed every `ls`.
+func TestParseIndexRefusesNumbersOutOfRange(t *testing.T) {
+	for _, tc := range []struct {
+		stamp string
+		ok    bool
+	}{
+		{"18446744073709551615 3 4 5", true}, // the largest inode
+		{"1 3 9223372036854775807 9223372036854775807", true},
+		{"18446744073709551616 3 4 5", false},
+		{"1 9999999999999999999 4 5", false},
+		{"1 4 4 5", false}, // one byte more than the entry has
+		{"1 3 9223372036854775808 5", false},
+		{"1 3 -4 5", false},
+		{"1 3 4 +5", false},
+		{"1 3 4", false},
+		{"1 3 4 5 6", false},
+	} {
+		idx := parseIndex([]byte(indexHeader + "0000000a " + tc.stamp + "\n{}\n"))
+		if got := len(idx) == 1; got != tc.ok {
+			t.Errorf("stamp %q: parsed %v, want %v", tc.stamp, got, tc.ok)
+		}
+	}
+}
+
+// TestIndexLeavesOutTimesBefore1970: a record whose mtime was set before
+// 1970 by hand is read from its file; the others are still indexed, and
+// the index is not rewritten on every read for want of it.
+func TestIndexLeavesOutTimesBefore1970(t *testing.T) {
+	settleIndexQuickly(t)
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range 40 {
+		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
+	}
+	old := time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(s.recordPath(indexTestID(0)), old, old); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * indexSettle)
+	if _, _, err := s.loadAll(); err != nil {
+		t.Fatal(err)
+	}
+	written, err := os.Stat(s.indexPath())
+	if err != nil {
+		t.Fatalf("no index: %v", err)
+	}
+	served := servedFromIndex(t, s)
+	if served[indexTestID(0)] || !served[indexTestID(1)] {
+		t.Errorf("served from the index: the 1960 record %v, another %v; want false, true", served[indexTestID(0)], served[indexTestID(1)])
+	}
+	assertLoadAllMatchesFiles(t, s)
+	if now, err := os.Stat(s.indexPath()); err != nil || !os.SameFile(now, written) {
+		t.Error("the index was written again though nothing changed")
+	}
+}
+
+// TestIndexWrittenAfterAPruneDropsItself: a reader that read every record,
+// then lost the race to a prune, writes an index naming the pruned tasks;
+// it notices and takes it back, so no copy of their command lines stays.
+func TestIndexWrittenAfterAPruneDropsItself(t *testing.T) {
+	settleIndexQuickly(t)
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range 40 {
+		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
+	}
+	time.Sleep(2 * indexSettle)
+	// loadAll, cut in two by the prune.
+	settled := time.Now().Add(-indexSettle)
+	idx := s.readIndex()
+	ids, err := s.ids()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]loaded, len(ids))
+	s.loadEach(ids, idx, all)
+	removed, _, err := s.Prune(PruneOptions{Keep: 38})
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("Prune removed %d tasks: %v", len(removed), err)
+	}
+	s.refreshIndex(idx, ids, all, settled)
+
+	index, err := os.ReadFile(s.indexPath())
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, r := range removed {
+		if bytes.Contains(index, []byte("echo "+r.ID)) {
+			t.Errorf("the index holds pruned task %s's command line", r.ID)
+		}
+	}
+	assertLoadAllMatchesFiles(t, s)
+}

@@ -91,7 +91,7 @@ var errNotTheHelper = errors.New("not the handover helper")
 // takeOffered reads the pipe the helper, process pid, sends on conn.
 func takeOffered(conn, pid int, deadline time.Time, stop <-chan struct{}) (*os.File, error) {
 	cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil || int(cred.Pid) != pid || int(cred.Uid) != os.Geteuid() {
+	if err != nil || int(cred.Pid) != pid || int(cred.Uid) != effectiveUID() {
 		return nil, errNotTheHelper
 	}
 	if _, err := awaitReadable([]int{conn}, deadline, stop); err != nil {

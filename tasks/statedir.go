@@ -40,9 +40,9 @@ func ensurePrivateDir(dir string, top bool) error {
 	case !fi.IsDir():
 		return fmt.Errorf("state directory %s is not a directory (%v): %s", dir, fi.Mode().Type(), other)
 	}
-	if uid := ownerUID(fi); uid != os.Geteuid() {
+	if uid := ownerUID(fi); uid != effectiveUID() {
 		return fmt.Errorf("state directory %s is owned by %s, not by %s who runs qtask, and qtask does not use another user's state: "+
-			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(os.Geteuid()), os.Geteuid(), dir, other)
+			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(effectiveUID()), effectiveUID(), dir, other)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		mode := uint32(perm)

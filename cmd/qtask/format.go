@@ -78,7 +78,9 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeJSONList prints list exactly as writeJSON does, one element at a
 // time: encoded as one value, a thousand tasks grew a buffer of megabytes
-// (and woke the garbage collector) for output that streams.
+// (and woke the garbage collector) for output that streams. An element
+// that fails to encode ends the output there, where writeJSON would print
+// nothing; a task never fails to.
 func writeJSONList[T any](w io.Writer, list []T) error {
 	if len(list) == 0 {
 		return writeJSON(w, list) // [] or null
