@@ -402,3 +402,23 @@ func TestIndexWrittenAfterAPruneDropsItself(t *testing.T) {
 	}
 	assertLoadAllMatchesFiles(t, s)
 }
+
+// FuzzParseIndex: whatever the index file holds, parsing it never panics,
+// and what it accepts is entries in increasing id order whose bytes are
+// exactly as long as their stamps say.
+func FuzzParseIndex(f *testing.F) {
+	f.Add([]byte(indexHeader + "0000000a 1 3 4 5\n{}\n0000000b 2 0 4 5\n"))
+	f.Add([]byte(indexHeader + "0000000a 1 9999999999999999999 4 5\n{}\n"))
+	f.Add([]byte(indexHeader + "0000000a 1 3 4\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		idx := parseIndex(data)
+		for i, e := range idx {
+			if int64(len(e.data)) != e.stamp.size || len(e.text) != len(e.data) || string(e.data) != e.text {
+				t.Fatalf("entry %q: %d bytes, %d of text, stamp says %d", e.id, len(e.data), len(e.text), e.stamp.size)
+			}
+			if i > 0 && idx[i-1].id >= e.id {
+				t.Fatalf("entries %q and %q out of order", idx[i-1].id, e.id)
+			}
+		}
+	})
+}
