@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 // reader that finds the index behind rewrites it.
 
 // indexHeader opens the index; a file that starts otherwise is not used.
-const indexHeader = "qtask records.index 1\n"
+const indexHeader = "qtask records.index 2\n"
 
 // indexSlack is how many records the index may lack or hold stale before
 // a reader rewrites it: rewriting costs a write of every finished record,
@@ -57,13 +58,22 @@ func stampOfStat(st *syscall.Stat_t) fileStamp {
 }
 
 // indexEntry is one record as read: its file's stamp and its bytes (and,
-// from the index, the same as a string, text, and the task's id).
+// from the index, the same as a string, text, the task's id and the
+// checksum the bytes had when written).
 type indexEntry struct {
 	id    string
 	stamp fileStamp
 	data  []byte
 	text  string
+	sum   uint32
 }
+
+// indexSum is the checksum of a record's bytes in the index: an entry whose
+// bytes were changed in place (a disk error, a hand edit that kept the
+// length) is not served, however well its stamp matches.
+func indexSum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli) // in hardware on amd64 and arm64
 
 // recordIndex is the index's entries, sorted by id (as written): looked up
 // by a binary search, since a map of a thousand entries cost `ls` a tenth
@@ -100,7 +110,7 @@ func (s *Store) readIndex() recordIndex {
 }
 
 // parseIndex reads the entries of an index: after the header, for each
-// record a line "ID INO SIZE MTIME CTIME" and then the SIZE bytes of its
+// record a line "ID INO SIZE MTIME CTIME SUM" and then the SIZE bytes of its
 // file, in increasing order of ID. Anything malformed voids the whole index.
 // The entries' strings share data's memory: the caller must never write
 // to data again.
@@ -119,7 +129,7 @@ func parseIndex(data []byte) recordIndex {
 		if !ok {
 			return nil
 		}
-		var f [5][]byte
+		var f [6][]byte
 		for i := range f {
 			f[i], line, _ = bytes.Cut(line, []byte{' '})
 		}
@@ -127,8 +137,9 @@ func parseIndex(data []byte) recordIndex {
 		size, ok2 := parseIndexUint(f[2], uint64(len(after)))
 		mtime, ok3 := parseIndexUint(f[3], math.MaxInt64)
 		ctime, ok4 := parseIndexUint(f[4], math.MaxInt64)
+		sum, ok5 := parseIndexUint(f[5], math.MaxUint32)
 		id, at := text[len(data)-len(rest):][:len(f[0])], len(data)-len(after)
-		if !ok1 || !ok2 || !ok3 || !ok4 || len(line) != 0 ||
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || len(line) != 0 ||
 			len(entries) > 0 && entries[len(entries)-1].id >= id {
 			return nil
 		}
@@ -137,6 +148,7 @@ func parseIndex(data []byte) recordIndex {
 			stamp: fileStamp{ino: ino, size: int64(size), mtime: int64(mtime), ctime: int64(ctime)},
 			data:  after[:size:size],
 			text:  text[at : at+int(size)],
+			sum:   uint32(sum),
 		})
 		rest = after[size:]
 	}
@@ -165,7 +177,7 @@ func parseIndexUint(b []byte, limit uint64) (uint64, bool) {
 // 1970.
 func appendIndexEntry(buf []byte, id string, e indexEntry) []byte {
 	buf = append(buf, id...)
-	for _, n := range []uint64{e.stamp.ino, uint64(e.stamp.size), uint64(e.stamp.mtime), uint64(e.stamp.ctime)} {
+	for _, n := range []uint64{e.stamp.ino, uint64(e.stamp.size), uint64(e.stamp.mtime), uint64(e.stamp.ctime), uint64(indexSum(e.data))} {
 		buf = append(buf, ' ')
 		buf = strconv.AppendUint(buf, n, 10)
 	}
@@ -192,7 +204,7 @@ func (s *Store) loadIndexed(tasks int, id string, e indexEntry) (r *record, ok b
 		mtime: st.Mtime.Sec*1e9 + int64(st.Mtime.Nsec),
 		ctime: st.Ctime.Sec*1e9 + int64(st.Ctime.Nsec),
 	}
-	if now != e.stamp {
+	if now != e.stamp || indexSum(e.data) != e.sum {
 		return nil, false
 	}
 	r = new(record)
