@@ -287,7 +287,9 @@ func TestIndexWaitsForRecordsToSettle(t *testing.T) {
 // TestParseIndexNeedsSortedIDs: lookups are binary searches, so an index
 // whose ids are out of order or repeated is not used at all.
 func TestParseIndexNeedsSortedIDs(t *testing.T) {
-	entry := func(id string) string { return id + " 1 3 4 5 " + strconv.Itoa(int(indexSum([]byte("{}\n")))) + "\n{}\n" }
+	entry := func(id string) string {
+		return id + " 1 3 4 5 " + strconv.Itoa(int(indexSum([]byte("{}\n")))) + "\n{}\n"
+	}
 	for _, tc := range []struct {
 		name string
 		ids  []string
