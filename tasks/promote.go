@@ -72,10 +72,23 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 		}
 	}
 	nothing := &NothingRunningError{Pane: pane}
-	if last != nil {
+	if last != nil && s.ranInPane(ctx, server, pane, last) {
 		nothing.Ended = &last.Task
 	}
 	return nil, nothing
+}
+
+// ranInPane reports whether the ended task r can be what ran in pane just
+// now: pane ids start again at %0 with every new tmux server, so a pane of
+// today's server can share its id with a task's of a server long gone. A
+// task's pane was started with its wrapper (or, adopted, its shell) as the
+// first process; a pane that exists with another one is someone else's.
+func (s *Store) ranInPane(ctx context.Context, server tmux.Server, pane tmux.PaneID, r *record) bool {
+	info, err := s.panes(server).PaneInfo(ctx, pane)
+	if err != nil || r.WrapperPID == 0 {
+		return true // closed as the task ended, or nothing to tell by
+	}
+	return info.PID == r.WrapperPID
 }
 
 // exitRecordWait bounds how long a promote that found the command's process

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -123,6 +124,51 @@ func TestPromote(t *testing.T) {
 			}
 			if !tc.want.AlreadyFinished && after.Running() && !after.Background {
 				t.Errorf("the task is still in the foreground after its promote")
+			}
+		})
+	}
+}
+
+// TestPromotePaneNamesOnlyATaskOfThatPane: a promote of a pane where
+// nothing runs names the task that ended there, unless the pane is another
+// one with the same id (tmux numbers panes from %0 again on every new
+// server) — told apart by the pane's first process, the task's wrapper.
+func TestPromotePaneNamesOnlyATaskOfThatPane(t *testing.T) {
+	server := tmux.NewSocketServer("/run/fake.sock")
+	for _, tc := range []struct {
+		name      string
+		panePID   int // 0: the pane is gone
+		wantEnded bool
+	}{
+		{"the pane runs the task's wrapper still", 4242, true},
+		{"the pane closed as the task ended", 0, true},
+		{"a pane of a later server with the same id", 777, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakePanes("user", "qtask")
+			s := f.in(newTestStore(t))
+			pane := f.addPane("user")
+			if tc.panePID == 0 {
+				f.KillPane(context.Background(), pane)
+			} else {
+				info := f.panes[pane]
+				info.PID = tc.panePID
+				f.panes[pane] = info
+			}
+			saveFinished(t, s, "7a5c0002", time.Now().Add(-time.Hour).UTC())
+			if _, err := s.update("7a5c0002", func(r *record) error {
+				r.TmuxServer, r.PaneID, r.WrapperPID = server, string(pane), 4242
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.PromotePane(context.Background(), server, pane, "qtask")
+			var nothing *NothingRunningError
+			if !errors.As(err, &nothing) {
+				t.Fatalf("PromotePane: %v, want a NothingRunningError", err)
+			}
+			if ended := nothing.Ended != nil; ended != tc.wantEnded {
+				t.Errorf("the error names the ended task: %v, want %v", ended, tc.wantEnded)
 			}
 		})
 	}
