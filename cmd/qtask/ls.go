@@ -82,10 +82,24 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 		return out.Flush()
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(deps.IO.Out, "No background tasks.")
+		fmt.Fprintln(deps.IO.Out, noTasksText(filter))
 		return nil
 	}
 	width := terminalWidth(deps.IO.Out)
 	writeTaskTable(out, list, tableStyle{wide: opts.Wide, width: width, color: width > 0 && !deps.Env.NoColor})
 	return out.Flush()
+}
+
+// noTasksText says that ls found nothing, and with a filter what it
+// looked for: "No background tasks." after `ls --status running` would
+// read as if the finished tasks were gone too.
+func noTasksText(filter tasks.Filter) string {
+	what := "background tasks"
+	if filter.Status != "" {
+		what = string(filter.Status) + " tasks"
+	}
+	if filter.Scope != "" {
+		what += " in scope " + displayValue(filter.Scope)
+	}
+	return "No " + what + "."
 }
