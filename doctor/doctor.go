@@ -43,7 +43,8 @@ func Run(ctx context.Context, in Inputs) []Finding {
 	tmuxOK, f := checkTmux(ctx)
 	out = append(out, f)
 	if tmuxOK {
-		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir)...)
+		own := in.Env.TmuxSocket == "" && in.Env.TmuxSocketFromTMUX() == ""
+		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own)...)
 	}
 	out = append(out, checkState(in.Env.StateDir), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
 	return out
@@ -78,7 +79,7 @@ func checkTmux(ctx context.Context) (bool, Finding) {
 // checkServer looks at the tmux server qtask would use: reachable, the
 // plugin's bindings and hooks, the shells' hooks, and the cgroup it lives
 // in.
-func checkServer(ctx context.Context, server tmux.Server, stateDir string) []Finding {
+func checkServer(ctx context.Context, server tmux.Server, stateDir string, own bool) []Finding {
 	f := Finding{Check: "tmux server", OK: true}
 	pid, err := server.PID(ctx)
 	if errors.Is(err, tmux.ErrNoServer) {
@@ -91,7 +92,7 @@ func checkServer(ctx context.Context, server tmux.Server, stateDir string) []Fin
 		return []Finding{f}
 	}
 	f.Detail = fmt.Sprintf("%s, pid %d", server, pid)
-	return []Finding{f, checkBindings(ctx, server), checkShellHooks(ctx, server, stateDir), checkCgroup(pid)}
+	return []Finding{f, checkBindings(ctx, server, own), checkShellHooks(ctx, server, stateDir), checkCgroup(pid)}
 }
 
 // shellHookInit is how each shell loads qtask's hooks, for the fix.
@@ -137,7 +138,12 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 	return f
 }
 
-func checkBindings(ctx context.Context, server tmux.Server) Finding {
+// checkBindings looks for the plugin's keys and tmux hooks. On qtask's own
+// server (own: `tmux -L qtask`, started with the first task when qtask runs
+// outside tmux) their absence is no failure: that server reads only
+// ~/.tmux.conf, a new user has not loaded the plugin there, and nobody
+// presses keys in it until they attach; doctor says how to have them.
+func checkBindings(ctx context.Context, server tmux.Server, own bool) Finding {
 	f := Finding{Check: "plugin key bindings"}
 	missing, err := plugin.Missing(ctx, server)
 	if err != nil {
@@ -165,7 +171,13 @@ func checkBindings(ctx context.Context, server tmux.Server) Finding {
 		problems = append(problems, "tmux hooks without qtask (a killed task pane is noticed late): "+strings.Join(hooks, ", "))
 	}
 	f.Detail = strings.Join(problems, "; ")
-	f.Fix = "load the plugin: `run-shell /path/to/qtask/scripts/qtask.tmux` in ~/.tmux.conf (or TPM), or run `qtask init tmux` inside tmux"
+	const load = "load the plugin: `run-shell /path/to/qtask/scripts/qtask.tmux` in ~/.tmux.conf (or TPM)"
+	if own {
+		f.OK = true
+		f.Detail = "qtask's own server: not bound; `qtask init tmux` binds them until it exits, the plugin in ~/.tmux.conf for good"
+		return f
+	}
+	f.Fix = load + ", or run `qtask init tmux` inside tmux"
 	return f
 }
 
