@@ -36,10 +36,24 @@ func CheckCommand(command string) error {
 	return nil
 }
 
-// CheckName refuses a name that could not be shown as it is: longer than
-// MaxNameBytes, not UTF-8, or holding control characters (a newline or an
-// escape sequence would break `ls` and the tmux status line).
+// CheckName refuses a name that could not be shown as it is (see
+// CheckGivenName); "" is no name, an unnamed task.
 func CheckName(name string) error {
+	if name == "" {
+		return nil
+	}
+	return CheckGivenName(name)
+}
+
+// CheckGivenName refuses a name the caller gave that could not be shown as
+// it is: blank (only whitespace, or "" where a name was asked for: a blank
+// label in `ls` and the tmux window), longer than MaxNameBytes, not UTF-8,
+// or holding control characters (a newline or an escape sequence would
+// break `ls` and the tmux status line).
+func CheckGivenName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return &ArgumentError{Msg: "task name is empty (only whitespace): give a --name to show, or leave --name out"}
+	}
 	if len(name) > MaxNameBytes {
 		return &ArgumentError{Msg: fmt.Sprintf("task name is %d bytes, over the limit of %d: choose a shorter --name", len(name), MaxNameBytes)}
 	}

@@ -26,6 +26,9 @@ func TestCheckCommandAndName(t *testing.T) {
 		{"C1 CSI in name", "true", "a\u009bb", "U+009B"},
 		{"DEL in name", "true", "a\x7fb", "U+007F"},
 		{"invalid UTF-8 name", "true", "a\xffb", "not valid UTF-8"},
+		{"blank name", "true", "   ", "task name is empty"},
+		{"whitespace name", "true", " \t\u00a0", "task name is empty"},
+		{"name with spaces around", "true", " build ", ""},
 	}
 	for _, c := range cases {
 		err := CheckCommand(c.command)
@@ -39,5 +42,20 @@ func TestCheckCommandAndName(t *testing.T) {
 		case c.wantErr != "" && (!errors.As(err, &arg) || !strings.Contains(err.Error(), c.wantErr)):
 			t.Errorf("%s: error %v, want an *ArgumentError saying %q", c.what, err, c.wantErr)
 		}
+	}
+}
+
+// TestCheckGivenNameRefusesEmpty: where a name was asked for (--name ""),
+// nothing is no name; where none was, "" is an unnamed task.
+func TestCheckGivenNameRefusesEmpty(t *testing.T) {
+	var arg *ArgumentError
+	if err := CheckGivenName(""); !errors.As(err, &arg) || !strings.Contains(err.Error(), "task name is empty") {
+		t.Errorf("CheckGivenName(\"\"): %v, want an *ArgumentError saying the name is empty", err)
+	}
+	if err := CheckGivenName("build"); err != nil {
+		t.Errorf("CheckGivenName(\"build\"): %v", err)
+	}
+	if err := CheckName(""); err != nil {
+		t.Errorf("CheckName(\"\") (an unnamed task): %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/monitor"
 )
 
 func testDeps() (*Deps, *bytes.Buffer, *bytes.Buffer) {
@@ -47,6 +48,8 @@ func capturingCmd(t *testing.T, name string, deps *Deps, got *any) *cobra.Comman
 		return NewCmdStatus(deps, func(_ context.Context, o *StatusOptions) error { *got = *o; return nil })
 	case "init":
 		return NewCmdInit(deps, func(_ context.Context, o *InitOptions) error { *got = *o; return nil })
+	case "monitor":
+		return NewCmdMonitor(deps, func(_ context.Context, o *MonitorOptions) error { *got = *o; return nil })
 	case "prune":
 		return NewCmdPrune(deps, func(_ context.Context, o *PruneOptions) error { *got = *o; return nil })
 	}
@@ -91,6 +94,14 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"run", "--bg", "--"}, nil},
 		{[]string{"run", "--bogus", "--", "ls"}, nil},
 		{[]string{"run", "--name"}, nil},
+		// --name given must name something; left out, the task is unnamed.
+		{[]string{"run", "--bg", "--name", "   ", "--", "true"}, nil},
+		{[]string{"run", "--bg", "--name", "", "--", "true"}, nil},
+		{[]string{"run", "--name=", "--", "true"}, nil},
+		{[]string{"run", "--bg", "--name", " build ", "--", "true"}, RunOptions{Command: "true", Background: true, Name: " build "}},
+		{[]string{"monitor", "--name", "\t ", "--", "tail -F log"}, nil},
+		{[]string{"monitor", "--name", "", "--", "tail -F log"}, nil},
+		{[]string{"monitor", "--", "tail -F log"}, MonitorOptions{Command: "tail -F log", Monitor: monitor.Options{MaxEvents: monitor.DefaultMaxEvents, IdleTimeout: monitor.DefaultIdle}}},
 		// run: readiness gates.
 		{[]string{"run", "--bg", "--ready", "listening on", "--", "npm run dev"}, RunOptions{Command: "npm run dev", Background: true,
 			Ready: &tasks.ReadyOptions{Pattern: regexp.MustCompile("listening on"), Timeout: tasks.DefaultReadyTimeout}}},

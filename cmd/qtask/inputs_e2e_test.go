@@ -45,6 +45,7 @@ func TestMalformedInputIsAUsageError(t *testing.T) {
 		{[]string{"run", "--bg", "--name", strings.Repeat("n", 20000), "--", "true"}, "over the limit of 256"},
 		{[]string{"run", "--bg", "--name", "red\x1b[31mname", "--", "true"}, "control character U+001B"},
 		{[]string{"run", "--bg", "--name", "two\nlines", "--", "true"}, "control character U+000A"},
+		{[]string{"run", "--bg", "--name", "   ", "--", "true"}, "task name is empty"},
 	}
 	for _, c := range cases {
 		r := h.qtask(c.args...)

@@ -57,8 +57,8 @@ one scope; more are refused (exit 3) until one ends.`,
 			if _, err := opts.Monitor.Resolve(); err != nil {
 				return &UsageError{Err: err, Help: cmd.CommandPath()}
 			}
-			if err := tasks.CheckName(opts.Name); err != nil {
-				return &UsageError{Err: err}
+			if err := checkNameFlag(cmd, opts.Name); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)

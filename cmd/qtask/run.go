@@ -108,8 +108,8 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 	if err := tasks.CheckCommand(opts.Command); err != nil {
 		return &UsageError{Err: err}
 	}
-	if err := tasks.CheckName(opts.Name); err != nil {
-		return &UsageError{Err: err}
+	if err := checkNameFlag(cmd, opts.Name); err != nil {
+		return err
 	}
 	opts.Agent = opts.Agent || deps.Env.Agent
 	if opts.Agent && !opts.Background {
@@ -136,6 +136,20 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 		return err
 	}
 	opts.Ready = ready
+	return nil
+}
+
+// checkNameFlag checks --name of run and monitor: given, even as "", it
+// must name something (a blank label is a mistake, as a blank command is);
+// left out, the task is unnamed.
+func checkNameFlag(cmd *cobra.Command, name string) error {
+	check := tasks.CheckName
+	if cmd.Flags().Changed("name") {
+		check = tasks.CheckGivenName
+	}
+	if err := check(name); err != nil {
+		return &UsageError{Err: err}
+	}
 	return nil
 }
 
