@@ -25,9 +25,16 @@ const MaxNameBytes = 256
 // whitespace exits 0 at once, which would look like a task that worked)
 // and one ending in a bare "&" (EndsWithBareAmpersand: the real work would
 // escape the task). Start applies it, so every caller gets the same rule.
-func CheckCommand(command string) error {
+// example is how the caller's own command takes a command ("qtask monitor
+// -- make test"), shown with an empty one: `run` and `monitor` share this
+// rule, not their syntax. Start has no caller's syntax and passes "".
+func CheckCommand(command, example string) error {
 	if strings.TrimSpace(command) == "" {
-		return &ArgumentError{Msg: "no command given (only whitespace): put it after --, e.g. qtask run --bg -- make test"}
+		msg := "no command given (only whitespace)"
+		if example != "" {
+			msg += ": put it after --, e.g. " + example
+		}
+		return &ArgumentError{Msg: msg}
 	}
 	if EndsWithBareAmpersand(command) {
 		return &ArgumentError{Msg: "the command ends with a bare '&': that would fork it away from the task qtask tracks " +

@@ -31,7 +31,7 @@ func TestCheckCommandAndName(t *testing.T) {
 		{"name with spaces around", "true", " build ", ""},
 	}
 	for _, c := range cases {
-		err := CheckCommand(c.command)
+		err := CheckCommand(c.command, "")
 		if err == nil {
 			err = CheckName(c.name)
 		}
@@ -57,5 +57,19 @@ func TestCheckGivenNameRefusesEmpty(t *testing.T) {
 	}
 	if err := CheckName(""); err != nil {
 		t.Errorf("CheckName(\"\") (an unnamed task): %v", err)
+	}
+}
+
+// TestCheckCommandShowsTheCallersExample: `run` and `monitor` share the
+// rule; each shows its own syntax (monitor once showed run's).
+func TestCheckCommandShowsTheCallersExample(t *testing.T) {
+	for _, example := range []string{"qtask run --bg -- make test", "qtask monitor -- make test"} {
+		err := CheckCommand(" ", example)
+		if err == nil || !strings.HasSuffix(err.Error(), "put it after --, e.g. "+example) {
+			t.Errorf("CheckCommand(\" \", %q): %v, want its example", example, err)
+		}
+	}
+	if err := CheckCommand(" ", ""); err == nil || strings.Contains(err.Error(), "e.g.") {
+		t.Errorf("CheckCommand without an example: %v, want no example", err)
 	}
 }

@@ -308,7 +308,7 @@ const wrapperGOMAXPROCS = "GOMAXPROCS=1"
 // resolveStart checks the request before anything is created and returns
 // the shell's absolute path.
 func resolveStart(opts *StartOptions) (string, error) {
-	if err := CheckCommand(opts.Command); err != nil {
+	if err := CheckCommand(opts.Command, ""); err != nil {
 		return "", err
 	}
 	if err := CheckName(opts.Name); err != nil {

@@ -101,6 +101,7 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"run", "--bg", "--name", " build ", "--", "true"}, RunOptions{Command: "true", Background: true, Name: " build "}},
 		{[]string{"monitor", "--name", "\t ", "--", "tail -F log"}, nil},
 		{[]string{"monitor", "--name", "", "--", "tail -F log"}, nil},
+		{[]string{"monitor", "--", " "}, nil},
 		{[]string{"monitor", "--", "tail -F log"}, MonitorOptions{Command: "tail -F log", Monitor: monitor.Options{MaxEvents: monitor.DefaultMaxEvents, IdleTimeout: monitor.DefaultIdle}}},
 		// run: readiness gates.
 		{[]string{"run", "--bg", "--ready", "listening on", "--", "npm run dev"}, RunOptions{Command: "npm run dev", Background: true,

@@ -42,6 +42,7 @@ func TestMalformedInputIsAUsageError(t *testing.T) {
 		{[]string{"logs", "-n", "-1", done.ID}, "--tail must not be negative"},
 		{[]string{"run", "--bg", "--", "   "}, "no command given"},
 		{[]string{"run", "--", "\t"}, "no command given"},
+		{[]string{"monitor", "--", " "}, "no command given (only whitespace): put it after --, e.g. qtask monitor -- make test (see 'qtask monitor --help')"},
 		{[]string{"run", "--bg", "--name", strings.Repeat("n", 20000), "--", "true"}, "over the limit of 256"},
 		{[]string{"run", "--bg", "--name", "red\x1b[31mname", "--", "true"}, "control character U+001B"},
 		{[]string{"run", "--bg", "--name", "two\nlines", "--", "true"}, "control character U+000A"},

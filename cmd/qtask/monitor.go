@@ -74,6 +74,10 @@ one scope; more are refused (exit 3) until one ends.`,
 	return cmd
 }
 
+// monitorExample is how a monitor's command is given, for the messages
+// that say it is missing.
+const monitorExample = "qtask monitor -- make test"
+
 // parseMonitorArgs tells a command (the words after --) from a task ID
 // (one word, no --).
 func parseMonitorArgs(cmd *cobra.Command, args []string, opts *MonitorOptions) error {
@@ -81,6 +85,9 @@ func parseMonitorArgs(cmd *cobra.Command, args []string, opts *MonitorOptions) e
 	switch {
 	case dash == 0 && len(args) > 0:
 		opts.Command = strings.Join(args, " ")
+		if err := tasks.CheckCommand(opts.Command, monitorExample); err != nil {
+			return &UsageError{Err: err, Help: cmd.CommandPath()}
+		}
 		return nil
 	case dash > 0:
 		return argsError(cmd, "give either a task ID or -- COMMAND, not both: %s", strings.Join(args[:dash], " "))
@@ -88,7 +95,7 @@ func parseMonitorArgs(cmd *cobra.Command, args []string, opts *MonitorOptions) e
 		opts.Source = args[0]
 		return nil
 	case len(args) == 0:
-		return argsError(cmd, "missing command: put it after --, e.g. qtask monitor -- make test")
+		return argsError(cmd, "missing command: put it after --, e.g. %s", monitorExample)
 	}
 	return argsError(cmd, "too many arguments: put the command after --, e.g. qtask monitor -- %s", strings.Join(args, " "))
 }

@@ -105,7 +105,7 @@ timeout the task keeps running, unless --ready-timeout-kill stops it.`,
 // starts: a usage error exits 2, a refused sleep says why for the agent.
 func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, timeout time.Duration, gate *readyFlags) error {
 	opts.Command = strings.Join(args, " ")
-	if err := tasks.CheckCommand(opts.Command); err != nil {
+	if err := tasks.CheckCommand(opts.Command, "qtask run --bg -- make test"); err != nil {
 		return &UsageError{Err: err}
 	}
 	if err := checkNameFlag(cmd, opts.Name); err != nil {
