@@ -182,9 +182,22 @@ func (s *Store) awaitCommand(cmd *exec.Cmd, r *record, grace time.Duration, pane
 	if stopped {
 		o = cur.stopOutcome(o)
 	} else if paneClosed.Load() {
-		o.status, o.reason = StatusFailed, "lost: the task's tmux pane was closed while it ran"
+		o.status, o.reason = StatusFailed, "lost: "+paneLoss(r.TmuxServer)
 	}
 	return o, true
+}
+
+// paneLoss says how a task's pane went, and whether its tmux server went
+// too (`kill-server`, a crash, or the last pane closed): a task of a dead
+// server is not one anyone closed by hand.
+func paneLoss(server tmux.Server) string {
+	const closed = "the task's tmux pane was closed while it ran"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := server.PID(ctx); errors.Is(err, tmux.ErrNoServer) {
+		return closed + ", and its tmux server is gone"
+	}
+	return closed
 }
 
 // noteExit records that the command exited, and with what code, before the

@@ -308,6 +308,10 @@ func TestLostTasksAreSettled(t *testing.T) {
 		st := h.status(byPane.ID)
 		return st.Status == tasks.StatusFailed && strings.HasPrefix(st.Error, "lost: ")
 	})
+	// (The server goes too when that was its last pane.)
+	if st := h.status(byPane.ID); !strings.HasPrefix(st.Error, "lost: the task's tmux pane was closed while it ran") {
+		t.Errorf("a task whose pane was killed: %q, want the pane named as what went", st.Error)
+	}
 
 	byWrapper := h.start("sleep 300")
 	eventually(t, "pid", func() bool { return h.status(byWrapper.ID).PID != 0 })
@@ -325,6 +329,25 @@ func TestLostTasksAreSettled(t *testing.T) {
 		return strings.Contains(h.mustQtask("ls"), "failed (lost)")
 	})
 	eventually(t, "lost task's processes to be gone", func() bool { return len(groupMembers(t, pgid)) == 0 })
+}
+
+// TestTaskOfAKilledServerIsLostWithIt: a task whose whole tmux server
+// went (kill-server, a crash) says so, not merely that its pane closed. The
+// harness's server holds one more session, so only kill-server ends it.
+func TestTaskOfAKilledServerIsLostWithIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	task := h.start("sleep 300")
+	eventually(t, "pid", func() bool { return h.status(task.ID).PID != 0 })
+	if out, err := h.tmux("kill-server"); err != nil {
+		t.Fatalf("tmux kill-server: %v: %s", err, out)
+	}
+	eventually(t, "the task to be settled", func() bool { return h.status(task.ID).Status != tasks.StatusRunning })
+	const want = "lost: the task's tmux pane was closed while it ran, and its tmux server is gone"
+	if st := h.status(task.ID); st.Status != tasks.StatusFailed || st.Error != want {
+		t.Errorf("a task of a killed server: %s %q, want failed, %q", st.Status, st.Error, want)
+	}
 }
 
 func TestParallelStarts(t *testing.T) {
