@@ -94,6 +94,7 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"run", "--bg", "--"}, nil},
 		{[]string{"run", "--bogus", "--", "ls"}, nil},
 		{[]string{"run", "--name"}, nil},
+		{[]string{"run", "--json", "--", "true"}, nil},
 		// --name given must name something; left out, the task is unnamed.
 		{[]string{"run", "--bg", "--name", "   ", "--", "true"}, nil},
 		{[]string{"run", "--bg", "--name", "", "--", "true"}, nil},
@@ -156,6 +157,12 @@ func TestFlagParsing(t *testing.T) {
 
 		{[]string{"ls", "--json", "--status", "failed"}, LsOptions{JSON: true, Status: "failed"}},
 		{[]string{"ls", "extra"}, nil},
+		// One output format at a time: the others would be ignored.
+		{[]string{"ls", "-q", "--status", "running"}, LsOptions{Quiet: true, Status: "running"}},
+		{[]string{"ls", "-o", "wide"}, LsOptions{Wide: true}},
+		{[]string{"ls", "--json", "-q"}, nil},
+		{[]string{"ls", "--json", "--wide"}, nil},
+		{[]string{"ls", "-q", "-o", "wide"}, nil},
 		{[]string{"status", "--json", "abc"}, StatusOptions{ID: "abc", JSON: true}},
 		{[]string{"status"}, nil},
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,9 @@ func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.C
 			default:
 				return usageErrorf("-o %q: the only output format is wide (or use --json)", output)
 			}
+			if err := opts.checkFormat(cmd); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -49,6 +53,25 @@ func NewCmdLs(deps *Deps, runF func(context.Context, *LsOptions) error) *cobra.C
 	cmd.Flags().StringVarP(&output, "output", "o", "", "wide: same as --wide")
 	cmd.Flags().BoolVarP(&opts.Quiet, "quiet", "q", false, "print task ids only, one a line (for xargs)")
 	return cmd
+}
+
+// checkFormat refuses two output formats at once: each prints the list
+// its own way, and all but one would be silently ignored (`--json -q`
+// printed JSON).
+func (opts *LsOptions) checkFormat(cmd *cobra.Command) error {
+	var given []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{opts.JSON, "--json"}, {opts.Quiet, "-q"}, {opts.Wide, "--wide"}} {
+		if f.on {
+			given = append(given, f.name)
+		}
+	}
+	if len(given) > 1 {
+		return argsError(cmd, "%s are different output formats: give one of them", strings.Join(given, " and "))
+	}
+	return nil
 }
 
 func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {

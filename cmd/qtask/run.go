@@ -117,6 +117,10 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 			return err
 		}
 	}
+	if opts.JSON && !opts.Background {
+		// A foreground run prints the command's output, not a task object.
+		return argsError(cmd, "--json prints the task a background run starts: add --bg")
+	}
 	if cmd.Flags().Changed("timeout") {
 		if opts.Background {
 			return usageErrorf("--timeout applies to foreground runs; drop it or drop --bg")
