@@ -571,7 +571,7 @@ func decodeDuration(d *time.Duration, v any, limit time.Duration) string {
 	switch v := v.(type) {
 	case string:
 		var err error
-		if parsed, err = time.ParseDuration(v); err != nil {
+		if parsed, err = ParseDuration(v); err != nil {
 			return fmt.Sprintf("%q is not %s", v, want)
 		}
 		shown = strconv.Quote(v)
@@ -591,6 +591,30 @@ func decodeDuration(d *time.Duration, v any, limit time.Duration) string {
 	}
 	*d = parsed
 	return ""
+}
+
+// maxDays bounds a duration given in days: 100,000 days (about 270
+// years) is far below where a time.Duration overflows.
+const maxDays = 100_000
+
+// ParseDuration reads a duration the one way qtask takes them, in its
+// flags (--timeout, --grace, --older-than, …) and its config: as Go writes
+// them ("90m", "1h30m", "500ms") or a whole number of days ("7d"), which
+// Go's syntax lacks. A sign is allowed (callers refuse what they must);
+// whether 0 or a negative value means anything is the caller's to say.
+func ParseDuration(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > maxDays || n < -maxDays {
+			return 0, fmt.Errorf("%q is not a duration such as 30s, 90m, 12h or 7d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 30s, 90m, 12h or 7d", s)
+	}
+	return d, nil
 }
 
 // formatDuration renders d the way a user would write it ("2m" rather

@@ -146,6 +146,7 @@ func TestLoadValid(t *testing.T) {
 		{"foreground_timeout", `foreground_timeout = "1m30s"`, func(c *Config) { c.ForegroundTimeout = 90 * time.Second }},
 		{"foreground_timeout disabled", `foreground_timeout = "0"`, func(c *Config) { c.ForegroundTimeout = 0 }},
 		{"foreground_timeout long", `foreground_timeout = "24h"`, func(c *Config) { c.ForegroundTimeout = 24 * time.Hour }},
+		{"foreground_timeout in days", `foreground_timeout = "2d"`, func(c *Config) { c.ForegroundTimeout = 48 * time.Hour }},
 		{"on_timeout background", `on_timeout = "background"`, func(*Config) {}},
 		{"on_timeout kill", `on_timeout = "kill"`, func(c *Config) { c.OnTimeout = OnTimeoutKill }},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
@@ -420,6 +421,43 @@ func TestErrorString(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("%#v.Error() = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestParseDuration: Go's syntax, plus whole days, which Go lacks and
+// `prune --older-than 7d` always took: every flag and key takes the same.
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"90m", 90 * time.Minute, true},
+		{"1h30m", 90 * time.Minute, true},
+		{"500ms", 500 * time.Millisecond, true},
+		{"0", 0, true},
+		{"-1s", -time.Second, true},
+		{"1d", 24 * time.Hour, true},
+		{"7d", 7 * 24 * time.Hour, true},
+		{"0d", 0, true},
+		{"-1d", -24 * time.Hour, true},
+		{"100000d", 100_000 * 24 * time.Hour, true},
+		{"100001d", 0, false},
+		{"1.5d", 0, false},
+		{"d", 0, false},
+		{"1d12h", 0, false},
+		{"week", 0, false},
+		{"5", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseDuration(tt.in)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v (ok %v)", tt.in, got, err, tt.want, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "such as 30s, 90m, 12h or 7d") {
+			t.Errorf("ParseDuration(%q): %v, want it to show the syntax", tt.in, err)
 		}
 	}
 }

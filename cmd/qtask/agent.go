@@ -72,7 +72,7 @@ leave them queued.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
-	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "when none is pending, wait this long for one (exit 124 if none comes)")
+	durationVar(cmd.Flags(), &opts.Wait, "wait", 0, "when none is pending, wait this long for one (exit 124 if none comes)")
 	cmd.Flags().BoolVar(&opts.Peek, "peek", false, "print without consuming")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a JSON array: each task with its output tail and envelope")
 	return cmd

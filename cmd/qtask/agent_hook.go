@@ -80,9 +80,9 @@ no answer.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	cmd.Flags().StringVar(&opts.Event, "event", "", "the event, when the input does not name it (hook_event_name)")
 	cmd.Flags().StringVar(&opts.Scope, "scope", "", scopeFlagUsage)
-	cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
+	durationVar(cmd.Flags(), &opts.Hold, "hold", 0, "at the end of a turn, wait up to this long for the scope's running tasks first (for headless runs)")
 	cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": note whether the agent is idle and its tmux pane, so that a task's end types one line there`)
-	cmd.Flags().DurationVar(&opts.Rewake, "rewake", 0, "Claude's asyncRewake hook: wait up to this long for the next notification, then exit 2 with it on stderr (0 when none came)")
+	durationVar(cmd.Flags(), &opts.Rewake, "rewake", 0, "Claude's asyncRewake hook: wait up to this long for the next notification, then exit 2 with it on stderr (0 when none came)")
 	return cmd
 }
 

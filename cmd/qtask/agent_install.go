@@ -65,7 +65,7 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 (its hooks and MCP server), and nothing else. Each file's previous text is
 kept in FILE.qtask-backup.`
 	} else {
-		cmd.Flags().DurationVar(&opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
+		durationVar(cmd.Flags(), &opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
 		cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": wake the agent when it sits idle by typing one line into its tmux pane (for qwen and gemini; default: config "wake")`)
 	}

@@ -147,6 +147,14 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"wait", "abc", "def"}, WaitOptions{IDs: []string{"abc", "def"}}},
 		{[]string{"wait", "--timeout", "30s", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: durationPtr(30 * time.Second)}},
 		{[]string{"wait", "--timeout", "0", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: durationPtr(0)}},
+		// Every duration takes days, as prune --older-than 7d always did.
+		{[]string{"wait", "--timeout", "1d", "abc"}, WaitOptions{IDs: []string{"abc"}, Timeout: durationPtr(24 * time.Hour)}},
+		{[]string{"wait", "--timeout", "1.5d", "abc"}, nil},
+		{[]string{"run", "--timeout", "2d", "--", "make"}, RunOptions{Command: "make", Timeout: durationPtr(48 * time.Hour)}},
+		{[]string{"run", "--timeout", "0", "--", "make"}, RunOptions{Command: "make", Timeout: durationPtr(0)}},
+		{[]string{"run", "--bg", "--ready", "up", "--ready-timeout", "1d", "--", "srv"}, RunOptions{Command: "srv", Background: true,
+			Ready: &tasks.ReadyOptions{Pattern: regexp.MustCompile("up"), Timeout: 24 * time.Hour}}},
+		{[]string{"stop", "--grace", "1d", "abc"}, StopOptions{IDs: []string{"abc"}, Grace: durationPtr(24 * time.Hour)}},
 		{[]string{"wait"}, nil},
 		{[]string{"wait", "--timeout", "30s"}, nil},
 		{[]string{"wait", "--timeout", "-1s", "abc"}, nil},
@@ -333,6 +341,23 @@ func TestVersionFlagPrintsVersionText(t *testing.T) {
 		}
 		if got, want := out.String(), versionText()+"\n"; got != want {
 			t.Errorf("qtask %s printed %q, want %q", args[0], got, want)
+		}
+	}
+}
+
+// TestBadDurationSaysTheSyntax: a duration flag that does not parse says,
+// in qtask's words, what it takes, days included, whichever flag it is.
+func TestBadDurationSaysTheSyntax(t *testing.T) {
+	for _, args := range [][]string{
+		{"wait", "--timeout", "soon", "abc"},
+		{"prune", "--older-than", "soon"},
+		{"stop", "--grace", "soon", "abc"},
+	} {
+		_, err := parseArgs(t, args...)
+		want := `invalid value "soon" for ` + args[1] + `: want a duration such as 30s, 5m, 1h30m or 7d`
+		var usage *UsageError
+		if !errors.As(err, &usage) || err.Error() != want {
+			t.Errorf("qtask %s: %v, want the usage error %q", strings.Join(args, " "), err, want)
 		}
 	}
 }

@@ -68,7 +68,7 @@ one scope; more are refused (exit 3) until one ends.`,
 	}
 	cmd.Flags().StringVar(&opts.Monitor.Match, "match", "", "only lines matching this regular expression (RE2) are events")
 	cmd.Flags().IntVar(&opts.Monitor.MaxEvents, "max-events", monitor.DefaultMaxEvents, fmt.Sprintf("end (completed) after this many events; at most %d", monitor.MaxEventsCap))
-	cmd.Flags().DurationVar(&opts.Monitor.IdleTimeout, "idle-timeout", monitor.DefaultIdle, fmt.Sprintf("end (completed) when no output came for this long; at most %s", monitor.IdleCap))
+	durationVar(cmd.Flags(), &opts.Monitor.IdleTimeout, "idle-timeout", monitor.DefaultIdle, fmt.Sprintf("end (completed) when no output came for this long; at most %s", monitor.IdleCap))
 	cmd.Flags().StringVar(&opts.Name, "name", "", "a label for the monitor")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the monitor task as a JSON object")
 	return cmd

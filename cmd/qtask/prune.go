@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +22,6 @@ type PruneOptions struct {
 // NewCmdPrune builds `qtask prune`.
 func NewCmdPrune(deps *Deps, runF func(context.Context, *PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{}
-	var olderThan string
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than AGE | --all-finished] [--dry-run]",
 		Short: "Remove finished tasks and their output files",
@@ -40,11 +37,9 @@ config, default 200; 0 keeps all), as every qtask run does by itself.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("older-than") {
-				d, err := parseAge(olderThan)
-				if err != nil {
-					return &UsageError{Err: fmt.Errorf("--older-than: %w", err)}
+				if opts.OlderThan <= 0 {
+					return argsError(cmd, "--older-than must be more than zero")
 				}
-				opts.OlderThan = d
 				if opts.AllFinished {
 					return usageErrorf("prune: give --older-than or --all-finished, not both")
 				}
@@ -55,33 +50,11 @@ config, default 200; 0 keeps all), as every qtask run does by itself.`,
 			return runPrune(cmd.Context(), deps, opts)
 		},
 	}
-	cmd.Flags().StringVar(&olderThan, "older-than", "", "remove finished tasks that ended longer ago than AGE (e.g. 90m, 12h, 7d)")
+	durationVar(cmd.Flags(), &opts.OlderThan, "older-than", 0, "remove finished tasks that ended longer ago than AGE (e.g. 90m, 12h, 7d)")
 	cmd.Flags().BoolVar(&opts.AllFinished, "all-finished", false, "remove every finished task")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be removed; remove nothing")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the removed tasks as a JSON array of task objects")
 	return cmd
-}
-
-// parseAge reads a duration as Go writes it ("90m", "1h30m") or a whole
-// number of days ("7d"); it must be more than zero.
-func parseAge(s string) (time.Duration, error) {
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n > 100_000 {
-			return 0, fmt.Errorf("%q is not an age such as 90m, 12h or 7d", s)
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("%q is not an age such as 90m, 12h or 7d", s)
-		}
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q must be more than zero", s)
-	}
-	return d, nil
 }
 
 func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {

@@ -99,7 +99,7 @@ func TestRetention(t *testing.T) {
 	if got := h.status(long.ID); !got.Running() {
 		t.Errorf("the long task is %s after prune, want running", got.StatusText())
 	}
-	if r := h.qtask("prune", "--older-than", "soon"); r.code != exitUsage || !strings.Contains(r.stderr, `"soon" is not an age`) {
+	if r := h.qtask("prune", "--older-than", "soon"); r.code != exitUsage || !strings.Contains(r.stderr, `invalid value "soon" for --older-than: want a duration such as`) {
 		t.Errorf("prune --older-than soon: exit %d, stderr %q; want a usage error naming the value", r.code, r.stderr)
 	}
 }

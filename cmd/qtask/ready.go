@@ -22,7 +22,7 @@ type readyFlags struct {
 func (f *readyFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.pattern, "ready", "", "with --bg: return once a line of output matches this regular expression")
 	cmd.Flags().IntVar(&f.port, "ready-port", 0, "with --bg: return once 127.0.0.1:PORT accepts a TCP connection")
-	cmd.Flags().DurationVar(&f.timeout, "ready-timeout", tasks.DefaultReadyTimeout, "give up waiting for --ready/--ready-port after this long and exit 124 (0: no limit)")
+	durationVar(cmd.Flags(), &f.timeout, "ready-timeout", tasks.DefaultReadyTimeout, "give up waiting for --ready/--ready-port after this long and exit 124 (0: no limit)")
 	cmd.Flags().BoolVar(&f.kill, "ready-timeout-kill", false, "stop the task when --ready-timeout passes (default: it keeps running)")
 }
 

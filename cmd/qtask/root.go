@@ -450,7 +450,7 @@ var flagValueKinds = map[string]string{
 	"int": "a whole number", "int64": "a whole number", "uint": "a whole number", "uint64": "a whole number",
 	"float64":  "a number",
 	"bool":     "true or false",
-	"duration": "a duration such as 30s, 5m or 1h30m",
+	"duration": "a duration such as 30s, 5m, 1h30m or 7d",
 }
 
 // exactArgs and minArgs check the number of arguments and say, in one

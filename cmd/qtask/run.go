@@ -93,7 +93,7 @@ timeout the task keeps running, unless --ready-timeout-kill stops it.`,
 	cmd.Flags().StringVar(&opts.Name, "name", "", "a label for the task")
 	cmd.Flags().StringVar(&opts.Cwd, "cwd", "", "directory to run in (default: the current directory)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the task as a JSON object (with --bg)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "foreground: after this long, act per --on-timeout (default: foreground_timeout from config, 2m; 0: never)")
+	durationVar(cmd.Flags(), &timeout, "timeout", 0, "foreground: after this long, act per --on-timeout (default: foreground_timeout from config, 2m; 0: never)")
 	cmd.Flags().StringVar(&opts.OnTimeout, "on-timeout", "", "foreground: background (keep it running, release the caller) or kill (default: on_timeout from config)")
 	gate.register(cmd)
 	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "agent mode: results worded for a coding agent, a leading sleep refused (default: on when $QTASK_AGENT is set)")

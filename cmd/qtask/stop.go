@@ -43,7 +43,7 @@ func NewCmdStop(deps *Deps, runF func(context.Context, *StopOptions) error) *cob
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "stop every running task")
-	cmd.Flags().DurationVar(&grace, "grace", 0, "time between SIGTERM and SIGKILL (default: stop_grace from config, 2s)")
+	durationVar(cmd.Flags(), &grace, "grace", 0, "time between SIGTERM and SIGKILL (default: stop_grace from config, 2s)")
 	return cmd
 }
 

@@ -67,7 +67,7 @@ which and the last lines of output. The task is never touched.`,
 			return runWait(cmd.Context(), deps, opts)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long and exit 124; 0: check once (default: wait forever)")
+	durationVar(cmd.Flags(), &timeout, "timeout", 0, "give up after this long and exit 124; 0: check once (default: wait forever)")
 	cmd.Flags().StringVar(&until, "until", "", "wait until a line of the task's output matches this regular expression (exit 4 if it ends first)")
 	return cmd
 }
