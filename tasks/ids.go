@@ -57,6 +57,16 @@ func newID() (string, error) {
 	}
 }
 
+// CheckID refuses an empty task id ("" typed as an argument, `qtask
+// status ""`): a mistake in the call, not a task that is missing, so it is
+// an *ArgumentError (exit 2), not a NotFoundError (exit 1).
+func CheckID(id string) error {
+	if id == "" {
+		return &ArgumentError{Msg: "task id is empty: give a task id or a unique prefix of one"}
+	}
+	return nil
+}
+
 // validIDPrefix keeps user input from ever becoming a path: only lowercase
 // hex, at most a full id long.
 func validIDPrefix(s string) bool {

@@ -356,6 +356,9 @@ func (s *Store) ids() ([]string, error) {
 
 // Resolve turns what a user typed — a full id or a unique prefix — into an id.
 func (s *Store) Resolve(prefix string) (string, error) {
+	if err := CheckID(prefix); err != nil {
+		return "", err
+	}
 	if len(prefix) == idLen && validIDPrefix(prefix) {
 		// A full id needs no listing of every task, only its own file.
 		if _, err := os.Lstat(s.recordPath(prefix)); err == nil {

@@ -382,6 +382,11 @@ func TestResolveThroughStore(t *testing.T) {
 	if _, err := s.Resolve("../lock"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Resolve(../lock) = %v, want not found", err)
 	}
+	// An empty id is a mistake in the call (exit 2), not a missing task.
+	var arg *ArgumentError
+	if _, err := s.Resolve(""); !errors.As(err, &arg) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "task id is empty") {
+		t.Errorf("Resolve(\"\") = %v, want an *ArgumentError saying the id is empty", err)
+	}
 }
 
 func TestLoadSkipsInvalidRecords(t *testing.T) {

@@ -361,3 +361,28 @@ func TestBadDurationSaysTheSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyIDIsAUsageError: `qtask status ""` (an unset variable in a
+// script) once said `no task with id ""`, exit 1, as if a task were
+// missing; promote "" went on to the current pane. Every command that takes
+// a task ID refuses an empty one before doing anything: exit 2, saying so.
+func TestEmptyIDIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"status", ""}, {"logs", ""}, {"attach", ""}, {"fg", ""}, {"restart", ""},
+		{"stop", ""}, {"stop", "abc", ""}, {"wait", ""}, {"wait", "abc", ""},
+		{"rm", "abc", ""}, {"rm", "--force", ""}, {"promote", ""}, {"monitor", "", "--match", "x"},
+	} {
+		deps, out, _ := testDeps()
+		deps.Env.TmuxPane = "%1" // promote '' must not fall back to the current pane
+		root := rootFor(deps, args)
+		root.SetArgs(args)
+		_, err := root.ExecuteC()
+		var usage *UsageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "task id is empty") {
+			t.Errorf("qtask %q: %v, want a usage error saying the task id is empty", args, err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("qtask %q printed %q", args, out)
+		}
+	}
+}

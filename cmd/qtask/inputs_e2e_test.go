@@ -47,6 +47,8 @@ func TestMalformedInputIsAUsageError(t *testing.T) {
 		{[]string{"run", "--bg", "--name", "red\x1b[31mname", "--", "true"}, "control character U+001B"},
 		{[]string{"run", "--bg", "--name", "two\nlines", "--", "true"}, "control character U+000A"},
 		{[]string{"run", "--bg", "--name", "   ", "--", "true"}, "task name is empty"},
+		{[]string{"status", ""}, "task id is empty"},
+		{[]string{"stop", done.ID, ""}, "task id is empty"},
 	}
 	for _, c := range cases {
 		r := h.qtask(c.args...)

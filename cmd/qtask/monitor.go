@@ -93,7 +93,7 @@ func parseMonitorArgs(cmd *cobra.Command, args []string, opts *MonitorOptions) e
 		return argsError(cmd, "give either a task ID or -- COMMAND, not both: %s", strings.Join(args[:dash], " "))
 	case len(args) == 1:
 		opts.Source = args[0]
-		return nil
+		return idArg(cmd, opts.Source)
 	case len(args) == 0:
 		return argsError(cmd, "missing command: put it after --, e.g. %s", monitorExample)
 	}

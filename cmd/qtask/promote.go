@@ -40,6 +40,9 @@ which reports on the client's status line, prints nothing and exits 0.`,
 			if len(args) > 1 || len(args) == 1 && cmd.Flags().Changed("pane") {
 				return usageErrorf("promote: give a task id or --pane, not both")
 			}
+			if len(args) == 1 {
+				return idArg(cmd, args[0])
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

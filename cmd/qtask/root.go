@@ -470,8 +470,25 @@ func minArgs(n int) cobra.PositionalArgs {
 		if len(args) < n {
 			return argsError(cmd, "missing %s", argName(cmd.Use, len(args)))
 		}
+		for i, arg := range args {
+			if argName(cmd.Use, i) == "task ID" {
+				if err := idArg(cmd, arg); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
+}
+
+// idArg refuses an empty task ID argument (`qtask status ""`, an unset
+// variable in a script) before anything runs: a usage error, not "no task
+// with id" (exit 1), and not halfway through `stop a ""`.
+func idArg(cmd *cobra.Command, id string) error {
+	if err := tasks.CheckID(id); err != nil {
+		return &UsageError{Err: err, Help: cmd.CommandPath()}
+	}
+	return nil
 }
 
 func argsError(cmd *cobra.Command, format string, a ...any) error {
@@ -479,13 +496,19 @@ func argsError(cmd *cobra.Command, format string, a ...any) error {
 }
 
 // argName names the i-th argument of a command from its usage line
-// ("status ID" → "task ID", "init bash|zsh|fish|tmux" → "bash|zsh|fish|tmux").
+// ("status ID" → "task ID", "init bash|zsh|fish|tmux" → "bash|zsh|fish|tmux");
+// a last name with "..." names every argument from there on ("stop ID...").
 func argName(use string, i int) string {
 	var names []string
+	variadic := false
 	for _, w := range strings.Fields(use)[1:] {
 		if !strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "-") && w != "|" {
 			names = append(names, strings.TrimSuffix(w, "..."))
+			variadic = strings.HasSuffix(w, "...")
 		}
+	}
+	if i >= len(names) && variadic {
+		i = len(names) - 1
 	}
 	if i >= len(names) {
 		return "argument"

@@ -25,6 +25,7 @@ func NewCmdStop(deps *Deps, runF func(context.Context, *StopOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "stop ID... | --all",
 		Short: "Stop tasks: SIGTERM to the whole process group, SIGKILL after a grace",
+		Args:  minArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IDs = args
 			if opts.All == (len(args) > 0) {
