@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -77,24 +76,24 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeJSONList prints list exactly as writeJSON does, one element at a
-// time: encoded as one value, a thousand tasks grew a buffer of megabytes
-// (and woke the garbage collector) for output that streams. An element
-// that fails to encode ends the output there, where writeJSON would print
-// nothing; a task never fails to.
-func writeJSONList[T any](w io.Writer, list []T) error {
+// time, each encoded (compact, as json.Marshal would) by appendElem: encoded
+// as one value, a thousand tasks grew a buffer of megabytes (and woke the
+// garbage collector) for output that streams. An element that fails to
+// encode ends the output there, where writeJSON would print nothing; a
+// task never fails to.
+func writeJSONList[T any](w io.Writer, list []T, appendElem func([]byte, T) ([]byte, error)) error {
 	if len(list) == 0 {
 		return writeJSON(w, list) // [] or null
 	}
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact) // escapes <, > and & as Marshal does
 	out := bufio.NewWriterSize(w, 64<<10)
+	var compact []byte
 	line := []byte("[\n  ")
 	for i, v := range list {
-		compact.Reset()
-		if err := enc.Encode(v); err != nil {
+		var err error
+		if compact, err = appendElem(compact[:0], v); err != nil {
 			return err
 		}
-		line = appendIndented(line, bytes.TrimSuffix(compact.Bytes(), []byte{'\n'}), 1)
+		line = appendIndented(line, compact, 1)
 		if i < len(list)-1 {
 			line = append(line, ",\n  "...)
 		} else {
@@ -106,6 +105,13 @@ func writeJSONList[T any](w io.Writer, list []T) error {
 		line = line[:0]
 	}
 	return out.Flush()
+}
+
+// appendMarshaled is an appendElem for writeJSONList that encodes with
+// json.Marshal.
+func appendMarshaled[T any](buf []byte, v T) ([]byte, error) {
+	data, err := json.Marshal(v)
+	return append(buf, data...), err
 }
 
 // appendIndented appends data, compact JSON from json.Marshal, to out

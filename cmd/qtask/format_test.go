@@ -183,9 +183,9 @@ func checkWriteJSON(t *testing.T, v any) {
 	var list func(io.Writer) error
 	switch v := v.(type) {
 	case []*tasks.Task:
-		list = func(w io.Writer) error { return writeJSONList(w, v) }
+		list = func(w io.Writer) error { return writeJSONList(w, v, appendTaskJSON) }
 	case []any:
-		list = func(w io.Writer) error { return writeJSONList(w, v) }
+		list = func(w io.Writer) error { return writeJSONList(w, v, appendMarshaled) }
 	}
 	if list != nil {
 		got.Reset()

@@ -94,7 +94,7 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 	}
 	printWarnings(deps.IO.ErrOut, warnings)
 	if opts.JSON {
-		return writeJSONList(deps.IO.Out, list)
+		return writeJSONList(deps.IO.Out, list, appendTaskJSON)
 	}
 	// Buffered: a system call per row would cost more than the rows.
 	out := bufio.NewWriterSize(deps.IO.Out, 64<<10)
