@@ -19,7 +19,10 @@ func (s Server) PaneInMode(ctx context.Context, pane PaneID) (bool, error) {
 // pasted newline, not a submission (its FAST_RETURN_TIMEOUT), and under
 // load a program can read the text and an Enter sent right after it in
 // one go. So TypeLine waits until the end of the text shows in the pane
-// (at most echoWait, polled every echoPoll), then enterPause, then Enter.
+// once more than it did before (polled every echoPoll: a wake line's end
+// is the same every time, and the last one may still be on the screen),
+// then until the screen has stayed the same for enterPause (the program
+// is done with the text), at most echoWait in all, then presses Enter.
 const (
 	echoWait   = 3 * time.Second
 	echoPoll   = 20 * time.Millisecond
@@ -29,8 +32,8 @@ const (
 // TypeLine types text into pane as a person would — its characters
 // literally (control and bidirectional-override characters dropped, so
 // nothing in it can act as a key of its own), then, once the program has
-// shown them, Enter — for waking a program that reads lines from its
-// terminal.
+// shown them and gone quiet, Enter — for waking a program that reads
+// lines from its terminal.
 func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 	text = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
@@ -38,23 +41,47 @@ func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 		}
 		return r
 	}, text)
+	tail := text[max(0, len(text)-16):]
+	screen := func() (string, error) { return s.run(ctx, "capture-pane", "-p", "-J", "-t", string(pane)) }
+	shownBefore := -1 // unknown: any showing counts
+	if before, err := screen(); err == nil {
+		shownBefore = strings.Count(before, tail)
+	}
 	if _, err := s.run(ctx, "send-keys", "-t", string(pane), "-l", "--", text); err != nil {
 		return err
 	}
-	tail := text[max(0, len(text)-16):]
-	for deadline := time.Now().Add(echoWait); time.Now().Before(deadline); {
-		if shown, err := s.run(ctx, "capture-pane", "-p", "-J", "-t", string(pane)); err != nil || strings.Contains(shown, tail) {
-			break
-		}
-		if err := pause(ctx, echoPoll); err != nil {
-			return err
-		}
-	}
-	if err := pause(ctx, enterPause); err != nil {
+	if err := awaitEcho(ctx, screen, tail, shownBefore); err != nil {
 		return err
 	}
 	_, err := s.run(ctx, "send-keys", "-t", string(pane), "Enter")
 	return err
+}
+
+// awaitEcho waits, at most echoWait, until screen shows tail more often
+// than shownBefore times and then stays unchanged for enterPause. A screen
+// that cannot be read ends the wait (Enter goes anyway, as a person's
+// would).
+func awaitEcho(ctx context.Context, screen func() (string, error), tail string, shownBefore int) error {
+	deadline := time.Now().Add(echoWait)
+	echoed, last := false, ""
+	for time.Now().Before(deadline) {
+		shown, err := screen()
+		if err != nil {
+			return nil
+		}
+		if echoed && shown == last {
+			return nil
+		}
+		poll := echoPoll
+		if echoed = echoed || strings.Count(shown, tail) > shownBefore; echoed {
+			poll = enterPause
+		}
+		last = shown
+		if err := pause(ctx, poll); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func pause(ctx context.Context, d time.Duration) error {

@@ -1,0 +1,105 @@
+package tmux
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestMain lets the test binary stand in for a slow TUI in a pane.
+func TestMain(m *testing.M) {
+	if log := os.Getenv("QTASK_TEST_SLOW_TUI"); log != "" {
+		slowTUI(log)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// slowTUI behaves as gemini-cli does under load: it reads its terminal only
+// every 300 ms, echoes what it read, and takes an Enter read together with
+// the characters before it for a pasted newline, not a submission. A line
+// it submits goes to the file log. Its screen starts with an earlier wake
+// line, whose end is the same as the next one's.
+func slowTUI(log string) {
+	termios, err := unix.IoctlGetTermios(0, unix.TCGETS)
+	if err != nil {
+		os.Exit(1)
+	}
+	termios.Lflag &^= unix.ICANON | unix.ECHO
+	termios.Iflag &^= unix.ICRNL
+	if unix.IoctlSetTermios(0, unix.TCSETS, termios) != nil || unix.SetNonblock(0, true) != nil {
+		os.Exit(1)
+	}
+	fmt.Print("> [qtask] task 00000000 finished: completed (exit 0). Read its notification.\r\n> ")
+	var line []byte
+	buf := make([]byte, 4096)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		n, _ := unix.Read(0, buf)
+		typed := false
+		for _, c := range buf[:max(n, 0)] {
+			switch {
+			case c == '\r' && typed:
+				line = append(line, '\n')
+				fmt.Print("\r\n  ")
+			case c == '\r':
+				os.WriteFile(log, append(line, '\n'), 0o600)
+				line = nil
+				fmt.Print("\r\n> ")
+			default:
+				line, typed = append(line, c), true
+				fmt.Printf("%c", c)
+			}
+		}
+	}
+}
+
+// TestTypeLineWaitsForTheProgram types a wake line into a program that is
+// slow to read its keys and shows the end of an earlier wake line already:
+// the Enter must reach it in a later read than the text, so that it submits
+// the line rather than taking the Enter for a pasted newline.
+func TestTypeLineWaitsForTheProgram(t *testing.T) {
+	server, sock, root := privateServer(t, "qty")
+	log := filepath.Join(root, "submitted")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "10",
+		"env", "QTASK_TEST_SLOW_TUI="+log, self).CombinedOutput(); err != nil {
+		t.Fatalf("new-session: %v: %s", err, out)
+	}
+	pane := PaneID("%0")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		shown, _ := server.run(context.Background(), "capture-pane", "-p", "-t", string(pane))
+		if strings.Contains(shown, "Read its notification.") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program did not start:\n%s", shown)
+		}
+	}
+	const line = "[qtask] task 3f9a1c02 finished: failed: exited with code 2. Read its notification."
+	if err := server.TypeLine(context.Background(), pane, line); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got, err := os.ReadFile(log); err == nil {
+			if string(got) != line+"\n" {
+				t.Fatalf("the program got %q, want the line %q", got, line)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			shown, _ := server.run(context.Background(), "capture-pane", "-p", "-t", string(pane))
+			t.Fatalf("the line was never submitted (its Enter read as a newline?); the pane shows:\n%s", shown)
+		}
+	}
+}
