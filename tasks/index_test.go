@@ -26,12 +26,8 @@ func settleIndexQuickly(t *testing.T) {
 func indexedStore(t *testing.T, n int) *Store {
 	t.Helper()
 	settleIndexQuickly(t)
-	s := newTestStore(t)
-	base := time.Now().Add(-time.Hour).UTC()
-	for i := range n {
-		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
-	}
-	saveAlive(t, s, "00000001", base)
+	s := storeWithFinished(t, n)
+	saveAlive(t, s, "00000001", time.Now().Add(-2*time.Hour).UTC())
 	time.Sleep(2 * indexSettle)
 	if _, _, err := s.loadAll(); err != nil {
 		t.Fatal(err)
@@ -43,6 +39,18 @@ func indexedStore(t *testing.T, n int) *Store {
 }
 
 func indexTestID(i int) string { return fmt.Sprintf("%08x", 0x100+i) }
+
+// storeWithFinished is a store with n finished tasks, ids 00000100 on,
+// started a second apart an hour ago.
+func storeWithFinished(t *testing.T, n int) *Store {
+	t.Helper()
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Hour).UTC()
+	for i := range n {
+		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
+	}
+	return s
+}
 
 // servedFromIndex loads every record as loadAll does and reports which
 // came from the index.
@@ -270,11 +278,7 @@ func TestIndexKeepsNoCopyOfARemovedTask(t *testing.T) {
 // not indexed (their stamp could repeat), so a store of fresh records gets
 // no index at all.
 func TestIndexWaitsForRecordsToSettle(t *testing.T) {
-	s := newTestStore(t)
-	base := time.Now().Add(-time.Hour).UTC()
-	for i := range 40 {
-		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
-	}
+	s := storeWithFinished(t, 40)
 	if _, _, err := s.loadAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -348,11 +352,7 @@ func TestParseIndexRefusesNumbersOutOfRange(t *testing.T) {
 // the index is not rewritten on every read for want of it.
 func TestIndexLeavesOutTimesBefore1970(t *testing.T) {
 	settleIndexQuickly(t)
-	s := newTestStore(t)
-	base := time.Now().Add(-time.Hour).UTC()
-	for i := range 40 {
-		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
-	}
+	s := storeWithFinished(t, 40)
 	old := time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := os.Chtimes(s.recordPath(indexTestID(0)), old, old); err != nil {
 		t.Fatal(err)
@@ -380,11 +380,7 @@ func TestIndexLeavesOutTimesBefore1970(t *testing.T) {
 // it notices and takes it back, so no copy of their command lines stays.
 func TestIndexWrittenAfterAPruneDropsItself(t *testing.T) {
 	settleIndexQuickly(t)
-	s := newTestStore(t)
-	base := time.Now().Add(-time.Hour).UTC()
-	for i := range 40 {
-		saveFinished(t, s, indexTestID(i), base.Add(time.Duration(i)*time.Second))
-	}
+	s := storeWithFinished(t, 40)
 	time.Sleep(2 * indexSettle)
 	// loadAll, cut in two by the prune.
 	settled := time.Now().Add(-indexSettle)
