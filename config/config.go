@@ -563,7 +563,7 @@ func decodeChoice(dst *string, v any, a, b string) string {
 // decodeDuration stores a duration string in *d. The integer 0 is also
 // accepted because zero needs no unit. A limit of 0 means no upper limit.
 func decodeDuration(d *time.Duration, v any, limit time.Duration) string {
-	const want = `a duration such as "2s", "500ms" or "1m30s"`
+	const want = `a duration such as "30s", "5m", "1h30m" or "7d"`
 	var (
 		parsed time.Duration
 		shown  string // v as the user wrote it, for messages

@@ -269,17 +269,17 @@ func TestLoadErrors(t *testing.T) {
 
 		// stop_grace
 		{"stop_grace integer", "# grace\nstop_grace = 5\n", 2, 14, "stop_grace",
-			`key "stop_grace": want a duration such as "2s", "500ms" or "1m30s", got integer 5`},
+			`key "stop_grace": want a duration such as "30s", "5m", "1h30m" or "7d", got integer 5`},
 		{"stop_grace no unit", `stop_grace = "5"`, 1, 14, "stop_grace",
-			`key "stop_grace": "5" is not a duration such as "2s", "500ms" or "1m30s"`},
+			`key "stop_grace": "5" is not a duration such as "30s", "5m", "1h30m" or "7d"`},
 		{"stop_grace words", `stop_grace =   "2 seconds"`, 1, 16, "stop_grace",
-			`key "stop_grace": "2 seconds" is not a duration such as "2s", "500ms" or "1m30s"`},
+			`key "stop_grace": "2 seconds" is not a duration such as "30s", "5m", "1h30m" or "7d"`},
 		{"stop_grace negative", `stop_grace = "-1s"`, 1, 14, "stop_grace",
 			`key "stop_grace": "-1s" is negative; want 0 or more`},
 		{"stop_grace too long", `stop_grace = "61m"`, 1, 14, "stop_grace",
 			`key "stop_grace": "61m" is more than the maximum of 1h`},
 		{"stop_grace float", `stop_grace = 1.5`, 1, 14, "stop_grace",
-			`key "stop_grace": want a duration such as "2s", "500ms" or "1m30s", got float 1.5`},
+			`key "stop_grace": want a duration such as "30s", "5m", "1h30m" or "7d", got float 1.5`},
 
 		// output_max_bytes
 		{"output_max_bytes too small", `output_max_bytes = 65535`, 1, 20, "output_max_bytes",
@@ -301,9 +301,9 @@ func TestLoadErrors(t *testing.T) {
 		{"foreground_timeout negative", `foreground_timeout = "-2m"`, 1, 22, "foreground_timeout",
 			`key "foreground_timeout": "-2m" is negative; want 0 or more`},
 		{"foreground_timeout integer", `foreground_timeout = 120`, 1, 22, "foreground_timeout",
-			`key "foreground_timeout": want a duration such as "2s", "500ms" or "1m30s", got integer 120`},
+			`key "foreground_timeout": want a duration such as "30s", "5m", "1h30m" or "7d", got integer 120`},
 		{"foreground_timeout datetime", `foreground_timeout = 1979-05-27`, 1, 22, "foreground_timeout",
-			`key "foreground_timeout": want a duration such as "2s", "500ms" or "1m30s", got a datetime`},
+			`key "foreground_timeout": want a duration such as "30s", "5m", "1h30m" or "7d", got a datetime`},
 
 		// on_timeout
 		{"on_timeout unknown", "\n\n\non_timeout = \"sometimes\"", 4, 14, "on_timeout",
@@ -341,11 +341,11 @@ func TestLoadErrors(t *testing.T) {
 
 		// Positions must survive values spanning lines and non-ASCII text.
 		{"after multi-line string", "shell = \"\"\"\nsession = 1\n\"\"\"\nstop_grace = 5\n", 4, 14, "stop_grace",
-			`key "stop_grace": want a duration such as "2s", "500ms" or "1m30s", got integer 5`},
+			`key "stop_grace": want a duration such as "30s", "5m", "1h30m" or "7d", got integer 5`},
 		{"after brackets in multi-line string", "shell = \"\"\"\n[x]\ny = [\n\"\"\"\nsession = 1\n", 5, 11, "session",
 			`key "session": want a tmux session name such as "qtask", got integer 1`},
 		{"after multi-line literal", "shell = '''\nab'''\nstop_grace = 'x'\n", 3, 14, "stop_grace",
-			`key "stop_grace": "x" is not a duration such as "2s", "500ms" or "1m30s"`},
+			`key "stop_grace": "x" is not a duration such as "30s", "5m", "1h30m" or "7d"`},
 		{"tab indent", "\tsession = 1", 1, 12, "session",
 			`key "session": want a tmux session name such as "qtask", got integer 1`},
 		{"byte order mark", "\ufeffsession = 1", 1, 11, "session",

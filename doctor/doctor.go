@@ -43,7 +43,9 @@ func Run(ctx context.Context, in Inputs) []Finding {
 	tmuxOK, f := checkTmux(ctx)
 	out = append(out, f)
 	if tmuxOK {
-		own := in.Env.TmuxSocket == "" && in.Env.TmuxSocketFromTMUX() == ""
+		// qtask's own server however it is reached: by name, or by a
+		// QTASK_TMUX_SOCKET or $TMUX naming its socket.
+		own := in.Server.Same(tmux.SelectServer("", "", in.Env.TmuxTmpdir))
 		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own)...)
 	}
 	out = append(out, checkState(in.Env.StateDir), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
@@ -174,7 +176,7 @@ func checkBindings(ctx context.Context, server tmux.Server, own bool) Finding {
 	const load = "load the plugin: `run-shell /path/to/qtask/scripts/qtask.tmux` in ~/.tmux.conf (or TPM)"
 	if own {
 		f.OK = true
-		f.Detail = "qtask's own server: not bound; `qtask init tmux` binds them until it exits, the plugin in ~/.tmux.conf for good"
+		f.Detail = "qtask's own server: " + f.Detail + "; `qtask init tmux` binds them until it exits, the plugin in ~/.tmux.conf for good"
 		return f
 	}
 	f.Fix = load + ", or run `qtask init tmux` inside tmux"

@@ -258,10 +258,10 @@ func (s *Store) refreshIndex(idx recordIndex, ids []string, all []loaded, settle
 	for _, i := range keep {
 		buf = appendIndexEntry(buf, ids[i], all[i].entry)
 		kept = append(kept, indexEntry{id: ids[i]})
-	}
-	if len(buf) > maxStateFile {
-		s.dropIndex() // too big for readOwnFile to read back
-		return
+		if len(buf) > maxStateFile {
+			s.dropIndex() // too big for readOwnFile to read back
+			return
+		}
 	}
 	if writeFileAtomic(s.indexPath(), buf) != nil {
 		return

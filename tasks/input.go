@@ -59,7 +59,7 @@ func CheckName(name string) error {
 // break `ls` and the tmux status line).
 func CheckGivenName(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return &ArgumentError{Msg: "task name is empty (only whitespace): give a --name to show, or leave --name out"}
+		return &ArgumentError{Msg: "task name is empty (only whitespace): give a name to show, or none"}
 	}
 	if len(name) > MaxNameBytes {
 		return &ArgumentError{Msg: fmt.Sprintf("task name is %d bytes, over the limit of %d: choose a shorter --name", len(name), MaxNameBytes)}

@@ -82,14 +82,20 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 // now: pane ids start again at %0 with every new tmux server, so a pane of
 // today's server can share its id with a task's of a server long gone. A
 // task's pane was started with its wrapper (or, adopted, its shell) as the
-// first process; a pane that exists with another one is someone else's.
+// first process; a pane that exists with another one is someone else's. A
+// pane that is gone closed as the task ended only if it ended moments ago
+// (a promote that raced the end); else the id names nothing of today's.
 func (s *Store) ranInPane(ctx context.Context, server tmux.Server, pane tmux.PaneID, r *record) bool {
 	info, err := s.panes(server).PaneInfo(ctx, pane)
-	if err != nil || r.WrapperPID == 0 {
-		return true // closed as the task ended, or nothing to tell by
+	if err != nil {
+		return r.EndedAt != nil && time.Since(*r.EndedAt) < justEnded
 	}
-	return info.PID == r.WrapperPID
+	return r.WrapperPID == 0 || info.PID == r.WrapperPID
 }
+
+// justEnded is how long after a task's end a promote of its closed pane is
+// still one that raced the end: a key pressed as the command finished.
+const justEnded = 10 * time.Second
 
 // exitRecordWait bounds how long a promote that found the command's process
 // gone waits for its wrapper to record the exit.

@@ -138,11 +138,13 @@ func TestPromotePaneNamesOnlyATaskOfThatPane(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		panePID   int // 0: the pane is gone
+		endedAgo  time.Duration
 		wantEnded bool
 	}{
-		{"the pane runs the task's wrapper still", 4242, true},
-		{"the pane closed as the task ended", 0, true},
-		{"a pane of a later server with the same id", 777, false},
+		{"the pane runs the task's wrapper still", 4242, time.Second, true},
+		{"the pane closed as the task ended", 0, time.Second, true},
+		{"a pane of a later server with the same id", 777, time.Hour, false},
+		{"a pane id no pane has, of a task ended long ago", 0, time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePanes("user", "qtask")
@@ -155,7 +157,7 @@ func TestPromotePaneNamesOnlyATaskOfThatPane(t *testing.T) {
 				info.PID = tc.panePID
 				f.panes[pane] = info
 			}
-			saveFinished(t, s, "7a5c0002", time.Now().Add(-time.Hour).UTC())
+			saveFinished(t, s, "7a5c0002", time.Now().Add(-tc.endedAgo).UTC())
 			if _, err := s.update("7a5c0002", func(r *record) error {
 				r.TmuxServer, r.PaneID, r.WrapperPID = server, string(pane), 4242
 				return nil

@@ -23,6 +23,9 @@ func (s Server) PaneInMode(ctx context.Context, pane PaneID) (bool, error) {
 // is the same every time, and the last one may still be on the screen),
 // then until the screen has stayed the same for enterPause (the program
 // is done with the text), at most echoWait in all, then presses Enter.
+// The end is looked for with spaces, line breaks and box-drawing borders
+// taken out (onScreen): an agent's input box wraps a long line inside its
+// own border, which capture-pane -J cannot join.
 const (
 	echoWait   = 3 * time.Second
 	echoPoll   = 20 * time.Millisecond
@@ -41,17 +44,22 @@ func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 		}
 		return r
 	}, text)
-	tail := text[max(0, len(text)-16):]
-	screen := func() (string, error) { return s.run(ctx, "capture-pane", "-p", "-J", "-t", string(pane)) }
+	tail := lastRunes(onScreen(text), 16)
+	screen := func() (string, error) {
+		shown, err := s.run(ctx, "capture-pane", "-p", "-J", "-t", string(pane))
+		return onScreen(shown), err
+	}
 	shownBefore := -1 // unknown: any showing counts
 	if before, err := screen(); err == nil {
 		shownBefore = strings.Count(before, tail)
 	}
-	if _, err := s.run(ctx, "send-keys", "-t", string(pane), "-l", "--", text); err != nil {
-		return err
-	}
-	if err := awaitEcho(ctx, screen, tail, shownBefore); err != nil {
-		return err
+	if text != "" {
+		if _, err := s.run(ctx, "send-keys", "-t", string(pane), "-l", "--", text); err != nil {
+			return err
+		}
+		if err := awaitEcho(ctx, screen, tail, shownBefore); err != nil {
+			return err
+		}
 	}
 	_, err := s.run(ctx, "send-keys", "-t", string(pane), "Enter")
 	return err
@@ -59,15 +67,15 @@ func (s Server) TypeLine(ctx context.Context, pane PaneID, text string) error {
 
 // awaitEcho waits, at most echoWait, until screen shows tail more often
 // than shownBefore times and then stays unchanged for enterPause. A screen
-// that cannot be read ends the wait (Enter goes anyway, as a person's
-// would).
+// that cannot be read ends the wait after enterPause (Enter goes anyway, as
+// a person's would, but not on the heels of the text).
 func awaitEcho(ctx context.Context, screen func() (string, error), tail string, shownBefore int) error {
 	deadline := time.Now().Add(echoWait)
-	echoed, last := false, ""
+	echoed, last := tail == "", "" // nothing to see (blank text): only the quiet
 	for time.Now().Before(deadline) {
 		shown, err := screen()
 		if err != nil {
-			return nil
+			return pause(ctx, enterPause)
 		}
 		if echoed && shown == last {
 			return nil
@@ -82,6 +90,24 @@ func awaitEcho(ctx context.Context, screen func() (string, error), tail string, 
 		}
 	}
 	return nil
+}
+
+// onScreen is s as TypeLine compares it with a pane's text: without
+// whitespace (line breaks included) and box-drawing characters, so that a
+// line wrapped inside a bordered input box reads whole.
+func onScreen(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r >= 0x2500 && r <= 0x257f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// lastRunes is the last n runes of s.
+func lastRunes(s string, n int) string {
+	r := []rune(s)
+	return string(r[max(0, len(r)-n):])
 }
 
 func pause(ctx context.Context, d time.Duration) error {

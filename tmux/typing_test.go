@@ -103,3 +103,29 @@ func TestTypeLineWaitsForTheProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoSeenThroughABorderedBox: an agent's input box wraps a long line
+// inside its border, which capture-pane -J does not join; the typed line's
+// end is still seen (with one already on the screen), and Enter follows
+// once the screen is quiet, not after echoWait.
+func TestEchoSeenThroughABorderedBox(t *testing.T) {
+	box := func(text string) string {
+		var b strings.Builder
+		for r := []rune(text); len(r) > 0; r = r[min(40, len(r)):] {
+			fmt.Fprintf(&b, "│ %-40s │\n", string(r[:min(40, len(r))]))
+		}
+		return b.String()
+	}
+	const earlier = "> [qtask] task 00000000 finished: completed (exit 0). Read its notification."
+	const line = "[qtask] task 3f9a1c02 finished: failed: exited with code 2. Read its notification."
+	before, after := box(earlier)+box("> "), box(earlier)+box("> "+line)
+	tail := lastRunes(onScreen(line), 16)
+	reads := 0
+	screen := func() (string, error) { reads++; return onScreen(after), nil }
+	if err := awaitEcho(context.Background(), screen, tail, strings.Count(onScreen(before), tail)); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 2 {
+		t.Errorf("the screen was read %d times, want 2 (the echo, then the same screen once quiet): the wrapped line's end was not seen", reads)
+	}
+}

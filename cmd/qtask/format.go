@@ -107,13 +107,6 @@ func writeJSONList[T any](w io.Writer, list []T, appendElem func([]byte, T) ([]b
 	return out.Flush()
 }
 
-// appendMarshaled is an appendElem for writeJSONList that encodes with
-// json.Marshal.
-func appendMarshaled[T any](buf []byte, v T) ([]byte, error) {
-	data, err := json.Marshal(v)
-	return append(buf, data...), err
-}
-
 // appendIndented appends data, compact JSON from json.Marshal, to out
 // indented as json.Indent(…, "", "  ") would, with terminal controls
 // escaped (see writeJSON). It is one pass that trusts its input, where

@@ -216,6 +216,13 @@ func TestWriteJSONIndentsAsMarshalIndent(t *testing.T) {
 	}
 }
 
+// appendMarshaled is an appendElem for writeJSONList that encodes with
+// json.Marshal, for lists of anything.
+func appendMarshaled[T any](buf []byte, v T) ([]byte, error) {
+	data, err := json.Marshal(v)
+	return append(buf, data...), err
+}
+
 // FuzzWriteJSON: whatever JSON value decodes, writeJSON (and, for an
 // array, writeJSONList) lays it out as json.MarshalIndent does.
 func FuzzWriteJSON(f *testing.F) {

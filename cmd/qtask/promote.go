@@ -43,6 +43,10 @@ which reports on the client's status line, prints nothing and exits 0.`,
 			if len(args) == 1 {
 				return idArg(cmd, args[0])
 			}
+			if cmd.Flags().Changed("pane") && opts.Pane == "" {
+				// An unset variable, not "the current pane".
+				return argsError(cmd, "--pane is empty: give a pane id such as %%3, or leave --pane out for the current pane")
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -149,6 +149,9 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 func checkNameFlag(cmd *cobra.Command, name string) error {
 	check := tasks.CheckName
 	if cmd.Flags().Changed("name") {
+		if strings.TrimSpace(name) == "" {
+			return usageErrorf("task name is empty (only whitespace): give a --name to show, or leave --name out")
+		}
 		check = tasks.CheckGivenName
 	}
 	if err := check(name); err != nil {
