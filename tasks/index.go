@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -71,9 +72,11 @@ type indexEntry struct {
 // indexSum is the checksum of a record's bytes in the index: an entry whose
 // bytes were changed in place (a disk error, a hand edit that kept the
 // length) is not served, however well its stamp matches.
-func indexSum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+func indexSum(data []byte) uint32 { return crc32.Checksum(data, castagnoli()) }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli) // in hardware on amd64 and arm64
+// castagnoli is made on first use, not as the package loads: making it
+// was 5 % of the CPU of every qtask start (a `run --bg` never needs it).
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // recordIndex is the index's entries, sorted by id (as written): looked up
 // by a binary search, since a map of a thousand entries cost `ls` a tenth
