@@ -172,10 +172,6 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
 		s.countStart(r.ID)
 		saving, saveErr = prepareWrite(s.recordPath(r.ID))
-		// The first encoding of a type builds its encoder by reflection,
-		// a fifth of a millisecond: done here, the save after tmux answers
-		// finds it built.
-		json.Marshal(r)
 		also()
 	})
 	w := s.openWindow(ctx, r, opts, files)

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -275,7 +274,7 @@ func sameFile(a, b string) bool {
 // inode freed makes every new file in its group slower to create for
 // minutes (see markCount).
 func (s *Store) save(r *record) error {
-	data, err := json.Marshal(r)
+	data, err := r.appendJSON(nil)
 	if err != nil {
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
@@ -299,7 +298,7 @@ func (s *Store) sparePath(id string) string {
 
 // saveVia is save through a replacement prepared beforehand (Start).
 func (s *Store) saveVia(w *pendingWrite, r *record) error {
-	data, err := json.Marshal(r)
+	data, err := r.appendJSON(nil)
 	if err != nil {
 		w.abandon()
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
