@@ -33,35 +33,23 @@ func (t *Task) AppendJSON(buf []byte) ([]byte, error) {
 func (r *record) appendJSON(buf []byte) ([]byte, error) {
 	e := jsonEncoder{b: buf, ok: true}
 	e.task(&r.Task)
-	if r.WrapperPID != 0 {
-		e.int("wrapper_pid", int64(r.WrapperPID))
-	}
-	if r.WrapperStart != 0 {
-		e.uint("wrapper_start", r.WrapperStart)
-	}
-	if r.CommandStart != 0 {
-		e.uint("command_start", r.CommandStart)
-	}
-	if r.Session != 0 {
-		e.int("session", int64(r.Session))
-	}
+	e.intIf("wrapper_pid", int64(r.WrapperPID))
+	e.uintIf("wrapper_start", r.WrapperStart)
+	e.uintIf("command_start", r.CommandStart)
+	e.intIf("session", int64(r.Session))
 	e.boolIf("adopted", r.Adopted)
 	e.boolIf("await_scrollback", r.AwaitScrollback)
 	if r.TmuxServer != (record{}).TmuxServer {
 		e.str("tmux_server", r.TmuxServer.String())
 	}
 	e.strIf("end_marker", r.EndMarker)
-	if r.OutputMaxBytes != 0 {
-		e.int("output_max_bytes", r.OutputMaxBytes)
-	}
+	e.intIf("output_max_bytes", r.OutputMaxBytes)
 	e.boolIf("keep_full_screen", r.KeepFullScreen)
 	e.strIf("status_format", r.StatusFormat)
 	e.boolIf("output_acked", r.OutputAcked)
 	e.timeIf("stop_requested_at", r.StopRequestedAt)
 	e.strIf("stop_reason", r.StopReason)
-	if r.WaiterPID != 0 {
-		e.int("waiter_pid", int64(r.WaiterPID))
-	}
+	e.intIf("waiter_pid", int64(r.WaiterPID))
 	e.strIf("caller_pane", r.CallerPane)
 	e.timeIf("promoted_at", r.PromotedAt)
 	e.timeIf("exited_at", r.ExitedAt)
@@ -104,12 +92,8 @@ func (e *jsonEncoder) task(t *Task) {
 	e.bool("output_complete", t.OutputComplete)
 	e.strIf("output_loss", t.OutputLoss)
 	e.strIf("settling", t.Settling)
-	if t.Events != 0 {
-		e.int("events", int64(t.Events))
-	}
-	if t.EventsDropped != 0 {
-		e.int("events_dropped", int64(t.EventsDropped))
-	}
+	e.intIf("events", int64(t.Events))
+	e.intIf("events_dropped", int64(t.EventsDropped))
 }
 
 func (e *jsonEncoder) key(k string) {
@@ -158,9 +142,19 @@ func (e *jsonEncoder) int(k string, n int64) {
 	e.b = strconv.AppendInt(e.b, n, 10)
 }
 
-func (e *jsonEncoder) uint(k string, n uint64) {
-	e.key(k)
-	e.b = strconv.AppendUint(e.b, n, 10)
+// intIf writes an integer field tagged omitempty.
+func (e *jsonEncoder) intIf(k string, n int64) {
+	if n != 0 {
+		e.int(k, n)
+	}
+}
+
+// uintIf writes an unsigned integer field tagged omitempty.
+func (e *jsonEncoder) uintIf(k string, n uint64) {
+	if n != 0 {
+		e.key(k)
+		e.b = strconv.AppendUint(e.b, n, 10)
+	}
 }
 
 func (e *jsonEncoder) intPtr(k string, p *int) {
