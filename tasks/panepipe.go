@@ -520,8 +520,8 @@ func running(pid int, pidfd *os.File) bool {
 			return false // exited: the pid may be another's now
 		}
 	}
-	st := processState(pid)
-	return st != 0 && st != 'T' && st != 't' && st != 'Z'
+	st, err := readProcStat(pid)
+	return err == nil && st.state != 'T' && st.state != 't' && st.state != 'Z'
 }
 
 // restart replaces what the copier reads: the pipe it holds is shut down
@@ -551,14 +551,4 @@ func (c *paneCapture) restart() {
 func (c *paneCapture) halt() {
 	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done
-}
-
-// processState is the state letter of /proc/PID/stat (the field after the
-// command name, which may hold spaces and parentheses), 0 if unreadable.
-func processState(pid int) byte {
-	st, err := readProcStat(pid)
-	if err != nil {
-		return 0
-	}
-	return st.state
 }
