@@ -257,10 +257,10 @@ func (s *Store) refreshIndex(idx recordIndex, ids []string, all []loaded, settle
 	}
 	slices.SortFunc(keep, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
 	buf := []byte(indexHeader)
-	kept := make(recordIndex, 0, len(keep))
+	kept := make([]string, 0, len(keep))
 	for _, i := range keep {
 		buf = appendIndexEntry(buf, ids[i], all[i].entry)
-		kept = append(kept, indexEntry{id: ids[i]})
+		kept = append(kept, ids[i])
 		if len(buf) > maxStateFile {
 			s.dropIndex() // too big for readOwnFile to read back
 			return
@@ -269,7 +269,7 @@ func (s *Store) refreshIndex(idx recordIndex, ids []string, all []loaded, settle
 	if writeFileAtomic(s.indexPath(), buf) != nil {
 		return
 	}
-	if now, err := s.ids(); err != nil || indexNamesGone(kept, now, 0) {
+	if now, err := s.ids(); err != nil || anyMissing(kept, now) {
 		s.dropIndex()
 	}
 }
@@ -280,11 +280,20 @@ func indexNamesGone(idx recordIndex, ids []string, used int) bool {
 	if used == len(idx) {
 		return false
 	}
+	names := make([]string, len(idx))
+	for i, e := range idx {
+		names[i] = e.id
+	}
+	return anyMissing(names, ids)
+}
+
+// anyMissing reports whether a name of names is not among ids.
+func anyMissing(names, ids []string) bool {
 	present := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		present[id] = true
 	}
-	return slices.ContainsFunc(idx, func(e indexEntry) bool { return !present[e.id] })
+	return slices.ContainsFunc(names, func(name string) bool { return !present[name] })
 }
 
 // dropIndex removes the index, so that no copy of a removed task's record
