@@ -151,15 +151,22 @@ func (s *Store) pushStatus(r *record) {
 	if err != nil || r.StatusFormat == "" {
 		return
 	}
-	s.pushStatusTo(server, r.StatusFormat)
+	s.pushStatusTo(server, r.StatusFormat, false)
 }
 
-func (s *Store) pushStatusTo(server tmux.Server, format string) error {
-	if err := mkdirPrivate(filepath.Dir(s.countsDir(countRunning))); err != nil {
+// pushStatusTo sets the status segment on server, unless (force aside) the
+// last push set this very value on this run of the server: most task ends
+// leave the segment as it was (a quick task that was never counted on it,
+// a completed one among others), and a tmux call costs the server more than
+// the task's whole bookkeeping. The memo names the server's run by its
+// socket (tmux.Server.Incarnation): a server started again on the same
+// socket has lost the option and gets it again.
+func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) error {
+	dir := filepath.Dir(s.countsDir(countRunning))
+	if err := mkdirPrivate(dir); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(filepath.Dir(s.countsDir(countRunning)), ".push-lock"),
-		os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	f, err := os.OpenFile(filepath.Join(dir, ".push-lock"), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
 	if err != nil {
 		return fmt.Errorf("open status push lock: %w", err)
 	}
@@ -171,15 +178,33 @@ func (s *Store) pushStatusTo(server tmux.Server, format string) error {
 	if err != nil {
 		return err
 	}
+	value := FormatStatus(format, counts)
+	memoPath := filepath.Join(dir, ".pushed")
+	memo := ""
+	if run := server.Incarnation(); run != "" {
+		memo = server.String() + "\n" + run + "\n" + value
+	}
+	if !force && memo != "" {
+		if last, err := readOwnFile(memoPath); err == nil && string(last) == memo {
+			return nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
 	defer cancel()
-	return server.SetGlobalOption(ctx, StatusOption, FormatStatus(format, counts))
+	if err := server.SetGlobalOption(ctx, StatusOption, value); err != nil || memo == "" {
+		os.Remove(memoPath)
+		return err
+	}
+	// Under the push lock: no other push writes it meanwhile. A memo lost
+	// or torn costs one push more, never one less.
+	writeFileAtomic(memoPath, []byte(memo))
+	return nil
 }
 
 // RefreshStatus sets the status segment on server from the counts as they
-// are, for the plugin's first load.
+// are, for the plugin's first load: always, whatever the last push set.
 func (s *Store) RefreshStatus(server tmux.Server, format string) error {
-	return s.pushStatusTo(server, format)
+	return s.pushStatusTo(server, format, true)
 }
 
 // FormatStatus renders a status format: {running} and {failed} are

@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/GianlucaP106/gotmux/gotmux"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultSocketName is the private server qtask starts (tmux -L qtask) when it
@@ -145,6 +146,24 @@ func (s Server) String() string {
 		return "-S " + s.namedPath
 	}
 	return "-L " + s.socketName
+}
+
+// Incarnation names this run of the server: its socket's inode and change
+// time. A server started again on the same path makes a new socket, and so
+// another incarnation; so does tmux's own chmod of the socket as clients
+// attach and detach (an incarnation changing without a restart is harmless
+// to whoever compares them). "" if the socket cannot be read (no server, or
+// one reached by -L name alone).
+func (s Server) Incarnation() string {
+	path := s.socketPath
+	if path == "" {
+		path = s.namedPath
+	}
+	var st unix.Stat_t
+	if path == "" || unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return ""
+	}
+	return fmt.Sprintf("%d %d.%09d", st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
 // Same reports whether s and o are one server, however each was reached

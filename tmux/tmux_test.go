@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -113,5 +114,41 @@ func TestSelectServer(t *testing.T) {
 	}
 	if !strings.HasSuffix(SelectServer("", "", "").String(), "/"+DefaultSocketName) {
 		t.Errorf("default server does not use DefaultSocketName %q", DefaultSocketName)
+	}
+}
+
+// A server started again on the same socket path is another incarnation;
+// a path that is no socket, or a server known by -L name alone, has none.
+func TestIncarnationChangesWithTheSocket(t *testing.T) {
+	path := t.TempDir() + "/sock"
+	listen := func() *net.UnixListener {
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	s := NewSocketServer(path)
+	if got := s.Incarnation(); got != "" {
+		t.Errorf("no socket yet: incarnation %q, want none", got)
+	}
+	l := listen()
+	first := s.Incarnation()
+	if first == "" || s.Incarnation() != first {
+		t.Fatalf("incarnation %q, then %q: want one, the same", first, s.Incarnation())
+	}
+	l.Close() // removes the socket, as a server that exits does
+	l = listen()
+	defer l.Close()
+	if again := s.Incarnation(); again == "" || again == first {
+		t.Errorf("a new socket on the same path: incarnation %q, first %q; want another", again, first)
+	}
+	file := t.TempDir() + "/file"
+	os.WriteFile(file, nil, 0o600)
+	if got := NewSocketServer(file).Incarnation(); got != "" {
+		t.Errorf("a path with no socket: incarnation %q, want none", got)
+	}
+	if got := (Server{socketName: "x"}).Incarnation(); got != "" {
+		t.Errorf("-L x alone: incarnation %q, want none", got)
 	}
 }

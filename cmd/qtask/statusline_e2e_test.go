@@ -129,10 +129,12 @@ func withoutOption(options, name string) string {
 	return strings.Join(kept, "\n")
 }
 
-// A task is shown running once it has run for a fifth of a second: one
-// that ends sooner costs one push of the status segment (its end's), a
-// longer one two. A tmux hook on set-option logs each push (a moment after
-// it: counts are waited for, and an excess is caught at the end).
+// A task is shown running once it has run for a fifth of a second, and a
+// push that would set the segment to what the last one set is not made:
+// a long task costs two pushes (start and end), a quick one that changes
+// nothing on the segment none, a quick one that fails one (the failed
+// count). A tmux hook on set-option logs each push (a moment after it:
+// counts are waited for, and an excess is caught at the end).
 func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -164,24 +166,29 @@ func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
 	h.qtask("wait", "--timeout", "60s", long.ID)
 	eventually(t, "the long task's end pushed", func() bool { return pushes() == 2 })
 
-	// Quick tasks: one push each, whose end it is. One that took longer than
-	// the delay on a loaded machine (by its own record) may have two.
-	mayHaveTwo := 0
+	// Quick tasks: the segment shows nothing before and after each, so no
+	// push at all. One that took longer than the delay on a loaded machine
+	// (by its own record) may have two.
+	mayHave := 0
 	for range 5 {
 		quick := h.start("true")
 		h.qtask("wait", "--timeout", "60s", quick.ID)
 		if st := h.status(quick.ID); st.Runtime(time.Now()) >= 200*time.Millisecond {
-			mayHaveTwo++
+			mayHave += 2
 		}
 	}
-	eventually(t, "the quick tasks' ends pushed", func() bool { return pushes() >= 2+5 })
+	failed := h.start("exit 3")
+	h.qtask("wait", "--timeout", "60s", failed.ID)
+	h.wantStatus("the failed quick task counted", "✗1")
+	eventually(t, "the failed task's end pushed", func() bool { return pushes() >= 2+1 })
 	// Every wrapper gone (its window closed): no push of theirs is left to
 	// come, so an excess shows now.
 	eventually(t, "the tasks' windows closed", func() bool {
 		panes, _ := h.tmux("list-panes", "-a", "-F", "#{pane_id}")
 		return strings.Count(panes, "%") == 1 // the work session's shell
 	})
-	if n := pushes(); n > 2+5+mayHaveTwo {
-		t.Fatalf("%d pushes for a long task and 5 quick ones (%d of them slower than the delay), want %d", n, mayHaveTwo, 2+5+mayHaveTwo)
+	if n := pushes(); n > 2+1+mayHave {
+		t.Fatalf("%d pushes for a long task, 5 quick ones that changed nothing (%d pushes allowed for those slower than the delay) and a failed one, want %d",
+			n, mayHave, 2+1+mayHave)
 	}
 }
