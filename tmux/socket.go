@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -195,9 +196,14 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// converseBuffer is how much of the server's answer one read takes; the
+// buffer grows for a longer message. On the heap, not the stack: a caller's
+// goroutine starts with a few kilobytes of stack, and a frame this size
+// would have it grown (allocated afresh and copied) twice per call.
+var converseBuffer = 4096
+
 func (c *conversation) converse() error {
-	buf := make([]byte, 0, 4096)
-	chunk := make([]byte, 16*1024)
+	buf := make([]byte, 0, converseBuffer)
 	for {
 		for len(buf) >= imsgHeaderSize {
 			n := int(binary.NativeEndian.Uint16(buf[4:]))
@@ -214,8 +220,11 @@ func (c *conversation) converse() error {
 			}
 			buf = buf[n:]
 		}
-		n, err := c.f.Read(chunk)
-		buf = append(buf, chunk[:n]...)
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := c.f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
 		if err == io.EOF || errors.Is(err, unix.ECONNRESET) {
 			// The server went away (it exits with its last session), as
 			// the forked client says it.
