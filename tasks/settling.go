@@ -27,9 +27,13 @@ const (
 var selfComm string
 
 // announceSettling puts why the wrapper cannot settle into its process
-// name, or, with nil, takes it out again.
+// name, or, with nil, takes it out again (nothing to do, and no file
+// touched, unless it was put there).
 func announceSettling(why error) {
 	const comm = "/proc/self/comm" // the main thread's name, which readers see
+	if why == nil && selfComm == "" {
+		return
+	}
 	if selfComm == "" {
 		data, err := os.ReadFile(comm)
 		if err != nil {

@@ -47,13 +47,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	if !ok {
 		return 1
 	}
-	cmd := taskCommand(sp, opts)
-
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
-	if err := cmd.Start(); err != nil {
+	pid, err := startCommand(sp, opts)
+	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
 		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
@@ -61,12 +60,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Now in the background of our own terminal: writing the end marker
 	// must not stop us if the user's terminal has tostop set.
 	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
-	if err := s.claimGroup(r, opts, cmd.Process.Pid); err != nil {
+	if err := s.claimGroup(r, opts, pid); err != nil {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		killGroup(r, 0)
-		cmd.Wait()
+		waitCommand(pid)
 		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
@@ -83,7 +82,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	var paneClosed atomic.Bool
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
-	o, ok := s.awaitCommand(cmd, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
+	o, ok := s.awaitCommand(pid, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
 	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1
@@ -129,20 +128,52 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 	return r, sp, capture, true
 }
 
-// taskCommand is the spec's command as the pane runs it: under the caller's
-// shell, on the pane's terminal, in a process group of its own.
-func taskCommand(sp *spec, opts ExecOptions) *exec.Cmd {
-	cmd := exec.Command(sp.Shell, "-c", sp.Command)
-	cmd.Dir = sp.Cwd
-	cmd.Env = taskEnv(sp.Env, opts)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.TTY, opts.Out, opts.Out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if isTerminal(opts.TTY) {
-		// The command's group becomes the terminal's foreground group, as a
-		// shell would do: keystrokes and Ctrl+C in the pane go to it.
-		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(opts.TTY.Fd())
+// startCommand starts the spec's command as the pane runs it: under the
+// caller's shell, in the caller's directory, on the pane's terminal, in a
+// process group of its own that is the terminal's foreground (keys such as
+// Ctrl+C in the pane reach it, and `stop` can signal the whole group). It
+// returns the command's pid. syscall rather than os/exec: os.StartProcess
+// first checks, once per process, that pidfds work, with a clone of its
+// own that every task's wrapper would pay for a pidfd it never uses.
+func startCommand(sp *spec, opts ExecOptions) (int, error) {
+	shell := sp.Shell
+	if !strings.Contains(shell, "/") {
+		path, err := exec.LookPath(shell)
+		if err != nil {
+			return 0, err
+		}
+		shell = path
 	}
-	return cmd
+	if sp.Cwd != "" {
+		if _, err := os.Stat(sp.Cwd); err != nil {
+			return 0, &fs.PathError{Op: "chdir", Path: sp.Cwd, Err: errors.Unwrap(err)}
+		}
+	}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if isTerminal(opts.TTY) {
+		// The command's group becomes the terminal's foreground group, as
+		// a shell would do: keystrokes and Ctrl+C in the pane go to it.
+		attr.Foreground, attr.Ctty = true, int(opts.TTY.Fd())
+	}
+	files := []uintptr{opts.TTY.Fd(), opts.Out.Fd(), opts.Out.Fd()}
+	pid, err := syscall.ForkExec(shell, []string{sp.Shell, "-c", sp.Command}, &syscall.ProcAttr{
+		Dir: sp.Cwd, Env: taskEnv(sp.Env, opts), Files: files, Sys: attr,
+	})
+	if err != nil {
+		return 0, &fs.PathError{Op: "fork/exec", Path: shell, Err: err}
+	}
+	return pid, nil
+}
+
+// waitCommand waits for the command pid to exit and says how it did.
+func waitCommand(pid int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			return ws, err
+		}
+	}
 }
 
 // claimGroup records the claim: what proves, later, that the command's
@@ -165,12 +196,11 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 // reports false if the exit status could not be read at all. exited runs
 // as soon as the command has exited, before what it left in its group is
 // waited out.
-func (s *Store) awaitCommand(cmd *exec.Cmd, r *record, grace time.Duration, paneClosed *atomic.Bool, exited func()) (outcome, bool) {
-	waitErr := cmd.Wait()
+func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed *atomic.Bool, exited func()) (outcome, bool) {
+	ws, err := waitCommand(pid)
 	exited()
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if !ok {
-		return outcome{status: StatusFailed, reason: "lost: " + fmt.Sprint(waitErr)}, false
+	if err != nil {
+		return outcome{status: StatusFailed, reason: "lost: " + err.Error()}, false
 	}
 	o := exitOutcome(ws)
 	cur, err := s.noteExit(r.ID, o)

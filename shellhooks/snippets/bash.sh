@@ -58,7 +58,9 @@ if [[ -n "${TMUX_PANE:-}" && $- == *i* && -z "${__qtask_hooked:-}" ]]; then
     if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
       PROMPT_COMMAND=(__qtask_precmd "${PROMPT_COMMAND[@]}" __qtask_arm)
     else
-      PROMPT_COMMAND="__qtask_precmd${PROMPT_COMMAND:+;$PROMPT_COMMAND};__qtask_arm"
+      # Lines, not ';': a PROMPT_COMMAND that ends in ';' or '&' (as
+      # pyenv-virtualenv leaves it) stays valid.
+      PROMPT_COMMAND="__qtask_precmd"$'\n'"${PROMPT_COMMAND:+$PROMPT_COMMAND$'\n'}__qtask_arm"
     fi
   fi
 fi
