@@ -422,7 +422,7 @@ var wantAfterHooks = map[string]string{
 }
 
 var wantDefined = map[string]string{
-	"bash": "__qtask_preexec\n__qtask_precmd\n__qtask_debug\n__qtask_arm\nhooked\nPROMPT_COMMAND=__qtask_precmd;__qtask_arm\ntrap -- '__qtask_debug' DEBUG\n",
+	"bash": "__qtask_preexec\n__qtask_precmd\n__qtask_debug\n__qtask_arm\nhooked\nPROMPT_COMMAND=__qtask_precmd\n__qtask_arm\ntrap -- '__qtask_debug' DEBUG\n",
 	"zsh":  "__qtask_preexec: function\n__qtask_precmd: function\nhooked\nhooks: __qtask_preexec __qtask_precmd\n",
 	"fish": "__qtask_preexec\n__qtask_postexec\nhooked\n",
 }
@@ -508,7 +508,20 @@ func TestBashHooksKeepExistingHooks(t *testing.T) {
 			name:  "PROMPT_COMMAND string",
 			setup: `PROMPT_COMMAND='history -a'`,
 			probe: `printf '[%s]' "${PROMPT_COMMAND[@]}"`,
-			want:  "[__qtask_precmd;history -a;__qtask_arm]",
+			want:  "[__qtask_precmd\nhistory -a\n__qtask_arm]",
+		},
+		{
+			// pyenv-virtualenv leaves one ending in ';'.
+			name:  "PROMPT_COMMAND string ending in ';'",
+			setup: `PROMPT_COMMAND='history -a;'`,
+			probe: `bash -n <<<"$PROMPT_COMMAND" && echo valid`,
+			want:  "valid\n",
+		},
+		{
+			name:  "PROMPT_COMMAND string ending in '&'",
+			setup: `PROMPT_COMMAND='true &'`,
+			probe: `bash -n <<<"$PROMPT_COMMAND" && echo valid`,
+			want:  "valid\n",
 		},
 		{
 			name:  "PROMPT_COMMAND array",
