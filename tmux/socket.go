@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -220,8 +219,10 @@ func (c *conversation) converse() error {
 			}
 			buf = buf[n:]
 		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, cap(buf))
+		if cap(buf)-len(buf) < converseBuffer/4 {
+			// Consumed messages leave the buffer's tail: move what is
+			// left to a fresh one, twice as large if it is that full.
+			buf = append(make([]byte, 0, max(2*len(buf), converseBuffer)), buf...)
 		}
 		n, err := c.f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/internal/testenv"
 )
@@ -139,5 +142,44 @@ func TestRunMeanwhileOnceOnAVersionMismatch(t *testing.T) {
 	NewSocketServer(sock).runMeanwhile(ctx, func() { calls++ }, "list-sessions")
 	if calls != 1 {
 		t.Fatalf("meanwhile ran %d times across the socket and the forked client, want once", calls)
+	}
+}
+
+// A server's answer that fills the read buffer to its last byte, message
+// after message, and goes on: every message arrives, none is waited for
+// in vain (a buffer consumed to its end once left no room to read into).
+func TestConversationReadsAnswersLongerThanItsBuffer(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, server := os.NewFile(uintptr(fds[0]), "client"), os.NewFile(uintptr(fds[1]), "server")
+	defer ours.Close()
+	defer server.Close()
+	// Messages of 64 bytes: 64 of them fill a 4096-byte buffer exactly.
+	payload := append([]byte{1, 0, 0, 0}, bytes.Repeat([]byte("x"), 64-imsgHeaderSize-4)...)
+	var stream []byte
+	const messages = 300
+	for range messages {
+		stream = appendMsg(stream, msgWrite, payload)
+	}
+	stream = appendMsg(stream, msgExit, []byte{0, 0, 0, 0})
+	go func() {
+		for len(stream) > 0 { // a message at a time, as the server writes
+			n := min(64, len(stream))
+			server.Write(stream[:n])
+			stream = stream[n:]
+		}
+	}()
+	c := &conversation{f: ours}
+	done := make(chan error, 1)
+	go func() { done <- c.converse() }()
+	select {
+	case err := <-done:
+		if err != nil || len(c.stdout) != messages*(64-imsgHeaderSize-4) {
+			t.Errorf("converse: %v, %d bytes of stdout; want nil and %d", err, len(c.stdout), messages*(64-imsgHeaderSize-4))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("converse still waiting 10 s after the server's exit message")
 	}
 }
