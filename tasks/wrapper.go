@@ -165,12 +165,23 @@ func startCommand(sp *spec, opts ExecOptions) (int, error) {
 	return pid, nil
 }
 
-// waitCommand waits for the command pid to exit and says how it did.
+// waitCommand waits for the command pid, the leader of its own process
+// group, to exit and says how it did. A command stopped by Ctrl+Z in its
+// pane (SIGTSTP) is continued at once: a task's pane has no shell to bring
+// it back, so it would sit stopped, and the task running, for ever. A
+// program tmux runs as a pane's own command is not stopped by Ctrl+Z
+// either. Other stops (SIGSTOP from a debugger or a person) are left be.
 func waitCommand(pid int) (syscall.WaitStatus, error) {
 	var ws syscall.WaitStatus
 	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if !errors.Is(err, syscall.EINTR) {
+		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+		case err == nil && ws.Stopped():
+			if ws.StopSignal() == syscall.SIGTSTP {
+				syscall.Kill(-pid, syscall.SIGCONT)
+			}
+		default:
 			return ws, err
 		}
 	}

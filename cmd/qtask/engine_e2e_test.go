@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/qtask/qtask/tasks"
 )
@@ -595,5 +596,25 @@ func TestStopEndsASuspendedTaskWithSIGTERM(t *testing.T) {
 	if st.Status != tasks.StatusCancelled || st.ExitCode == nil || *st.ExitCode != 128+int(syscall.SIGTERM) {
 		t.Fatalf("a suspended task should die of the stop's SIGTERM (exit 143), not wait for SIGKILL: %s exit %v",
 			st.Status, deref(st.ExitCode))
+	}
+}
+
+// Ctrl+Z pressed in a task's pane does not leave the command stopped, and
+// the task running, for ever: there is no shell in the pane to bring it
+// back, so the wrapper continues it, as a program tmux runs as a pane's own
+// command is not stopped by Ctrl+Z either.
+func TestCtrlZInATaskPaneDoesNotStopTheTask(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	gate := filepath.Join(h.root, "gate")
+	task := h.start("echo ready; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; echo done")
+	eventually(t, "the command to run", func() bool { return strings.Contains(h.output(task.ID), "ready") })
+	if out, err := h.tmux("send-keys", "-t", task.PaneID, "C-z"); err != nil {
+		t.Fatalf("send C-z: %v: %s", err, out)
+	}
+	time.Sleep(100 * time.Millisecond) // for the stop to reach the command
+	os.WriteFile(gate, nil, 0o600)
+	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "done\n") {
+		t.Errorf("after Ctrl+Z: %s, output:\n%s", end.StatusText(), h.output(task.ID))
 	}
 }
