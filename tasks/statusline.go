@@ -189,15 +189,16 @@ func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) erro
 			return nil
 		}
 	}
+	// The old memo goes before the option is set (removing takes no disk
+	// space): a memo that cannot be written after the set, or a push that
+	// dies between the two, then costs one push more, never one less.
+	os.Remove(memoPath)
 	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
 	defer cancel()
 	if err := server.SetGlobalOption(ctx, StatusOption, value); err != nil || memo == "" {
-		os.Remove(memoPath)
 		return err
 	}
-	// Under the push lock: no other push writes it meanwhile. A memo lost
-	// or torn costs one push more, never one less.
-	writeFileAtomic(memoPath, []byte(memo))
+	writeFileAtomic(memoPath, []byte(memo)) // under the push lock: no other push meanwhile
 	return nil
 }
 
