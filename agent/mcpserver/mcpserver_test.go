@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,5 +81,24 @@ func TestFilterLinesPassesMessagesAndAnswersTheRest(t *testing.T) {
 	}
 	if n := strings.Count(reply.String(), "\n"); n != 1 || !strings.Contains(reply.String(), "-32700") {
 		t.Errorf("replies: %q, want one parse error", reply.String())
+	}
+}
+
+// TestMillisecondArgumentsDoNotOverflow: a timeout_ms whose nanoseconds
+// overflow an int64 (18446744073709 ms wraps to -551µs) is bounded like
+// any other long timeout, never turned into a negative wait that returns
+// at once.
+func TestMillisecondArgumentsDoNotOverflow(t *testing.T) {
+	for _, ms := range []int64{18446744073709, 9223372036855, math.MaxInt64} {
+		got, err := waitFor("timeout_ms", &ms, 0)
+		if err != nil || got != maxWait {
+			t.Errorf("waitFor(%d ms) = %v, %v; want %v", ms, got, err, maxWait)
+		}
+	}
+	for _, ms := range []int64{18446744073709, math.MaxInt64} {
+		_, err := idleTimeout(&ms)
+		if err == nil || !strings.Contains(err.Error(), "over the cap") {
+			t.Errorf("idleTimeout(%d ms) = %v; want over the cap", ms, err)
+		}
 	}
 }

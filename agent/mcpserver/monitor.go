@@ -32,10 +32,11 @@ func (h *handlers) monitor(c *call, in monitorArgs) (string, error) {
 	}
 	mo := monitor.Options{Match: in.Match, MaxEvents: in.MaxEvents}
 	if in.IdleTimeoutMS != nil {
-		if *in.IdleTimeoutMS <= 0 {
-			return "", argError("idle_timeout_ms must be positive")
+		d, err := idleTimeout(in.IdleTimeoutMS)
+		if err != nil {
+			return "", err
 		}
-		mo.IdleTimeout = time.Duration(*in.IdleTimeoutMS) * time.Millisecond
+		mo.IdleTimeout = d
 	}
 	start := h.opts.Start
 	start.Command, start.Name, start.Cwd = in.Command, in.Name, h.opts.Dir
@@ -57,4 +58,17 @@ func (h *handlers) monitor(c *call, in monitorArgs) (string, error) {
 	return fmt.Sprintf("Started monitor task %s, watching %s. Each event arrives as a <task-notification> "+
 		"in the result of a later qtask call; task_wait {task_ids: [%q]} waits for its end, task_stop stops it.",
 		t.ID, watching, t.ID), nil
+}
+
+// idleTimeout converts idle_timeout_ms, refusing a value over the cap
+// before converting it: milliseconds past about 292 years overflow a
+// time.Duration and would read as negative.
+func idleTimeout(ms *int64) (time.Duration, error) {
+	switch {
+	case *ms <= 0:
+		return 0, argError("idle_timeout_ms must be positive")
+	case *ms > monitor.IdleCap.Milliseconds():
+		return 0, argError("idle_timeout_ms %d is over the cap of %d: ask for less", *ms, monitor.IdleCap.Milliseconds())
+	}
+	return time.Duration(*ms) * time.Millisecond, nil
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,9 +74,16 @@ func New(opts Options) *mcp.Server {
 // not fit the tool's input schema; the handler never ran.
 const sdkArgumentError = `validating "arguments": `
 
-// argumentErrors rewords the SDK's schema errors as qtask's others are
-// worded (one line naming the tool) and adds the pending notifications,
-// as every result carries them.
+// sdkDecodeField finds the argument in the SDK's error for arguments that
+// fit the schema but not the Go type (an integer past int64, 1e30): the
+// SDK passes encoding/json's error through, naming the struct field.
+var sdkDecodeField = regexp.MustCompile(`Go struct field \S*?\.?(\w+) of type (\w+)`)
+
+// argumentErrors rewords the SDK's errors for arguments the handler never
+// saw (schema errors, decoding errors) as qtask's others are worded (one
+// line naming the tool) and adds the pending notifications, as every
+// result carries them. Every error qtask's handlers return starts with
+// "Error: ", so any other tool error came from the SDK.
 func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -85,14 +93,23 @@ func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		text, ok := tr.Content[0].(*mcp.TextContent)
-		if !ok || !strings.HasPrefix(text.Text, sdkArgumentError) {
+		if !ok || strings.HasPrefix(text.Text, "Error: ") {
 			return res, err
 		}
-		why := strings.TrimPrefix(strings.TrimPrefix(text.Text, sdkArgumentError), "validating root: ")
 		c := &call{ctx: ctx, req: creq, store: h.opts.Store.WithContext(ctx)}
-		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, oneLine(errors.New(why))) + h.pending(c)
+		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, sdkArgumentWhy(text.Text)) + h.pending(c)
 		return res, nil
 	}
+}
+
+// sdkArgumentWhy is the SDK's reason for refusing arguments, as one line
+// without Go type names.
+func sdkArgumentWhy(text string) string {
+	if m := sdkDecodeField.FindStringSubmatch(text); m != nil {
+		return fmt.Sprintf("%s is out of range: give a whole number that fits in 64 bits", m[1])
+	}
+	why := strings.TrimPrefix(strings.TrimPrefix(text, sdkArgumentError), "validating root: ")
+	return oneLine(errors.New(why))
 }
 
 // handlers holds what every tool call shares.
@@ -173,5 +190,8 @@ func waitFor(name string, ms *int64, def time.Duration) (time.Duration, error) {
 	if *ms < 0 {
 		return 0, argError("%s must not be negative", name)
 	}
-	return min(time.Duration(*ms)*time.Millisecond, maxWait), nil
+	if *ms > maxWait.Milliseconds() {
+		return maxWait, nil // before the multiplication, which could overflow
+	}
+	return time.Duration(*ms) * time.Millisecond, nil
 }

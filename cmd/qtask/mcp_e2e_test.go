@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,6 +253,10 @@ func TestMCPToolErrors(t *testing.T) {
 		{"shell", map[string]any{"command": "true", "cwd": "/nonexistent/dir"}, "does not exist"},
 		{"shell", map[string]any{"is_background": true}, `bad arguments for shell: required: missing properties: ["command"]`},
 		{"task_output", map[string]any{"task_id": 7}, "bad arguments for task_output:"},
+		// Integers the schema takes but an int64 cannot hold: the SDK's
+		// decoding error, reworded like a schema error.
+		{"task_output", map[string]any{"task_id": "deadbeef", "offset": uint64(math.MaxUint64)}, "bad arguments for task_output: offset is out of range"},
+		{"task_wait", map[string]any{"task_ids": []string{"deadbeef"}, "timeout_ms": 1e30}, "bad arguments for task_wait: timeout_ms is out of range"},
 		{"shell", map[string]any{"command": "sleep 30 && make"}, "starts by sleeping for 30s"},
 	} {
 		text, isErr := callTool(t, cs, c.tool, c.args)
