@@ -43,11 +43,15 @@ const hookTimeout = 10 * time.Second
 
 // Marks in the description of gemini entries (gemini allows one; Claude's
 // schema does not, so Claude and qwen entries are known by their command
-// alone). enabledMark records that install turned hooksConfig.enabled on,
-// so that uninstall turns it off again and only then.
+// alone). enabledMark records that install turned hooksConfig.enabled on
+// where it was not set, so that uninstall takes it out again and only
+// then; wasOffMark that it was false, so that uninstall sets it false
+// again (gemini's default is on: taking the key out would leave the
+// user's own hooks running).
 const (
 	description = "qtask: tell the agent when its tasks end"
 	enabledMark = "; turned hooksConfig.enabled on"
+	wasOffMark  = "; turned hooksConfig.enabled on from false"
 )
 
 // Paths says where settings files live.
@@ -97,20 +101,23 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 		return nil, err
 	}
 	fl := flavors[a.Name]
-	marked, changed := false, false
+	mark, changed := "", false
 	if fl.enableKey {
 		hc, err := root.child("hooksConfig", true)
 		if err != nil {
 			return nil, err
 		}
-		marked = hadMark(hooksObj, a)
-		if on, _ := hc.get("enabled"); on != true {
+		mark = markIn(hooksObj, a)
+		if on, had := hc.get("enabled"); on != true {
 			hc.set("enabled", true)
-			marked, changed = true, true
+			mark, changed = enabledMark, true
+			if had && on == false {
+				mark = wasOffMark
+			}
 		}
 	}
 	for _, ev := range a.Events() {
-		want := []*object{entry(a, ev, command, hold, marked)}
+		want := []*object{entry(a, ev, command, hold, mark)}
 		// The waiter is for sessions that outlive their turn; a hold is
 		// for headless runs, whose end-of-turn hook does the waiting. Both
 		// at once would race for the same notification at every end of
@@ -169,7 +176,7 @@ func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	changed, err := merge(hooksObj, a, ev, a.ShellTool, entry(a, ev, command, 0, hadMark(hooksObj, a)))
+	changed, err := merge(hooksObj, a, ev, a.ShellTool, entry(a, ev, command, 0, markIn(hooksObj, a)))
 	if err != nil || !changed {
 		return settings, err
 	}
@@ -178,7 +185,8 @@ func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
 
 // Remove returns settings without the agent's qtask hooks, and without
 // whatever Add created for them alone: a group or an event left empty,
-// an empty "hooks", and hooksConfig.enabled if Add turned it on. (An
+// an empty "hooks", and hooksConfig.enabled if Add turned it on (false
+// again if it was false before). (An
 // empty "hooks" or event list that was there before Add is the one thing
 // it cannot tell from one Add created: it goes too.) Settings without
 // qtask's hooks come back unchanged, byte for byte.
@@ -187,7 +195,7 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 	if err != nil || hooksObj == nil {
 		return settings, err
 	}
-	marked := hadMark(hooksObj, a)
+	mark := markIn(hooksObj, a)
 	removedAny := false
 	for _, ev := range append([]string{}, hooksObj.keys...) {
 		groups, err := groupsOf(hooksObj, ev)
@@ -210,13 +218,24 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 	if len(hooksObj.keys) == 0 {
 		root.del("hooks")
 	}
-	if hc, _ := root.child("hooksConfig", false); marked && hc != nil {
+	restoreEnabled(root, mark)
+	return encode(root), nil
+}
+
+// restoreEnabled puts hooksConfig.enabled back as it was before the
+// install that left mark.
+func restoreEnabled(root *object, mark string) {
+	hc, _ := root.child("hooksConfig", false)
+	switch {
+	case hc == nil || mark == "":
+	case mark == wasOffMark:
+		hc.set("enabled", false)
+	default:
 		hc.del("enabled")
 		if len(hc.keys) == 0 {
 			root.del("hooksConfig")
 		}
 	}
-	return encode(root), nil
 }
 
 // parseSettings parses a settings file and finds its "hooks" object
@@ -231,7 +250,7 @@ func parseSettings(settings []byte, create bool) (root, hooksObj *object, err er
 }
 
 // entry is qtask's hook entry for one event.
-func entry(a hooks.Agent, event, command string, hold time.Duration, marked bool) *object {
+func entry(a hooks.Agent, event, command string, hold time.Duration, mark string) *object {
 	fl := flavors[a.Name]
 	timeout := hookTimeout
 	if a.Classify(event) == hooks.EndOfTurn && hold > 0 {
@@ -250,11 +269,7 @@ func entry(a hooks.Agent, event, command string, hold time.Duration, marked bool
 	}
 	e.set("timeout", jsonNumber(n))
 	if fl.enableKey {
-		d := description
-		if marked {
-			d += enabledMark
-		}
-		e.set("description", d)
+		e.set("description", description+mark)
 	}
 	return e
 }
@@ -368,22 +383,25 @@ func oursIn(groups []any, a hooks.Agent) []any {
 	return ours
 }
 
-// hadMark reports whether any of qtask's entries for a says that install
-// turned hooksConfig.enabled on.
-func hadMark(hooksObj *object, a hooks.Agent) bool {
+// markIn is the mark in qtask's entries for a that says install turned
+// hooksConfig.enabled on (and from what), "" if none does.
+func markIn(hooksObj *object, a hooks.Agent) string {
 	if hooksObj == nil {
-		return false
+		return ""
 	}
 	for _, ev := range hooksObj.keys {
 		groups, _ := groupsOf(hooksObj, ev)
 		for _, h := range oursIn(groups, a) {
 			v, _ := h.(*object).get("description")
-			if d, _ := v.(string); strings.HasSuffix(d, enabledMark) {
-				return true
+			d, _ := v.(string)
+			for _, mark := range []string{enabledMark, wasOffMark} {
+				if strings.HasSuffix(d, mark) {
+					return mark
+				}
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // withoutOurs drops qtask's entries for a from groups, and a group left

@@ -138,6 +138,13 @@ func TestGeminiEnablesHooksAndUndoesOnlyItsOwn(t *testing.T) {
 	if string(removed) != mine {
 		t.Errorf("uninstall turned off hooks the user had enabled:\n%s", removed)
 	}
+	// hooks disabled by the user are disabled again: gemini's default is
+	// on, so a key taken out would leave them on.
+	off := "{\n  \"hooksConfig\": {\n    \"enabled\": false\n  }\n}\n"
+	onAgain := mustAdd(t, hooks.Gemini, mustAdd(t, hooks.Gemini, off, cmd, 0), cmd, time.Minute)
+	if removed, _ = Remove(hooks.Gemini, []byte(onAgain)); string(removed) != off {
+		t.Errorf("uninstall left hooks on that the user had turned off:\n%s", removed)
+	}
 }
 
 func TestAddRefusesWhatItCannotMerge(t *testing.T) {
