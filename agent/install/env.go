@@ -76,6 +76,11 @@ func AddEnv(settings []byte, vars []EnvVar) ([]byte, error) {
 // without "env" if that leaves it empty; settings without them come back
 // unchanged, byte for byte.
 func RemoveEnv(settings []byte) ([]byte, error) {
+	return removeEnv(settings, func(string) bool { return true })
+}
+
+// removeEnv is RemoveEnv for the names which selects.
+func removeEnv(settings []byte, which func(name string) bool) ([]byte, error) {
 	root, err := parseObject(settings)
 	if err != nil {
 		return settings, nil // Remove reports what is wrong with the file
@@ -86,7 +91,7 @@ func RemoveEnv(settings []byte) ([]byte, error) {
 	}
 	removed := false
 	for _, k := range append([]string{}, env.keys...) {
-		if v, _ := env.get(k); isOursEnv(k, v) {
+		if v, _ := env.get(k); which(k) && isOursEnv(k, v) {
 			env.del(k)
 			removed = true
 		}

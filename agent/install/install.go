@@ -196,8 +196,37 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 		return settings, err
 	}
 	mark := markIn(hooksObj, a)
+	if !dropOurs(hooksObj, a, append([]string{}, hooksObj.keys...)) {
+		return settings, nil // as it was, formatting and all
+	}
+	if len(hooksObj.keys) == 0 {
+		root.del("hooks")
+	}
+	restoreEnabled(root, mark)
+	return encode(root), nil
+}
+
+// RemoveRoute returns settings without the agent's routing hook, for an
+// install with routing off over one with it on; settings without it come
+// back unchanged, byte for byte.
+func RemoveRoute(a hooks.Agent, settings []byte) ([]byte, error) {
+	ev := a.RouteEvent()
+	if ev == "" {
+		return settings, nil
+	}
+	root, hooksObj, err := parseSettings(settings, false)
+	if err != nil || hooksObj == nil || !dropOurs(hooksObj, a, []string{ev}) {
+		return settings, err
+	}
+	return encode(root), nil
+}
+
+// dropOurs takes qtask's entries for a out of the given events of
+// hooksObj, and an event left empty by that; it reports whether it took
+// any.
+func dropOurs(hooksObj *object, a hooks.Agent, events []string) bool {
 	removedAny := false
-	for _, ev := range append([]string{}, hooksObj.keys...) {
+	for _, ev := range events {
 		groups, err := groupsOf(hooksObj, ev)
 		if err != nil {
 			continue // not a list of groups: nothing of qtask's is in it
@@ -212,14 +241,7 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 			hooksObj.set(ev, kept)
 		}
 	}
-	if !removedAny {
-		return settings, nil // as it was, formatting and all
-	}
-	if len(hooksObj.keys) == 0 {
-		root.del("hooks")
-	}
-	restoreEnabled(root, mark)
-	return encode(root), nil
+	return removedAny
 }
 
 // restoreEnabled puts hooksConfig.enabled back as it was before the
@@ -508,7 +530,8 @@ type Change struct {
 }
 
 // PlanAdd reads the settings file at path and works out the install (the
-// hooks, the routing hook when routed, and env when not empty);
+// hooks, the routing hook when routed, taken out when not, and env when
+// not empty);
 // PlanRemove the uninstall. Nothing is
 // written.
 func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, routed bool, env []EnvVar) (Change, error) {
@@ -516,12 +539,25 @@ func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, routed boo
 		added, err := Add(a, old, command, hold)
 		if err == nil && routed {
 			added, err = AddRoute(a, added, command)
+		} else if err == nil {
+			added, err = unroute(a, added)
 		}
 		if err != nil || len(env) == 0 {
 			return added, err
 		}
 		return AddEnv(added, env)
 	})
+}
+
+// unroute takes out the routing an earlier install set up (its hook and,
+// for Claude, the shell prefix), so that installing with routing off turns
+// it off.
+func unroute(a hooks.Agent, settings []byte) ([]byte, error) {
+	settings, err := RemoveRoute(a, settings)
+	if err != nil || a.Name != hooks.Claude.Name {
+		return settings, err
+	}
+	return removeEnv(settings, func(name string) bool { return name == ShellPrefixVar })
 }
 
 // PlanRemove: see PlanAdd. For Claude, the env entries install sets go too.

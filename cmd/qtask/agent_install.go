@@ -144,6 +144,12 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 			return err
 		}
 	}
+	if opts.Agent.Name == hooks.Claude.Name && (opts.Remove || link == "") && !opts.DryRun {
+		// Last: the settings no longer name it.
+		if err := install.Unlink(install.ShellLinkPath(path)); err != nil {
+			return err
+		}
+	}
 	if opts.Agent.Name == hooks.Claude.Name && opts.User && !opts.Remove {
 		fmt.Fprintf(deps.IO.Out, "to give Claude Code qtask's MCP server in every project, run: %s\n", install.ClaudeUserMCPHint(deps.Self))
 	}
@@ -179,17 +185,13 @@ func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Pa
 	return install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
 }
 
-// updateShellLink makes (or on uninstall removes) the link to qtask that
-// Claude's settings name as its shell prefix, beside the settings file at
-// path.
+// updateShellLink makes the link to qtask that Claude's settings name as
+// its shell prefix, beside the settings file at path.
 func updateShellLink(opts *InstallOptions, path, link, self string) error {
-	if opts.Remove {
-		return install.Unlink(install.ShellLinkPath(path))
+	if opts.Remove || link == "" {
+		return nil // after the settings, by runAgentInstall
 	}
-	if link != "" {
-		return install.Link(link, self)
-	}
-	return nil
+	return install.Link(link, self)
 }
 
 // applyInstall writes one file's change (or, with --dry-run, prints it)

@@ -171,7 +171,22 @@ func TestAgentInstallRoutesClaude(t *testing.T) {
 	if _, err := os.Lstat(link); !os.IsNotExist(err) {
 		t.Errorf("--no-route made the prefix link (%v)", err)
 	}
+	// Over a routed install, --no-route turns routing off, and nothing else.
+	run("install", "claude")
+	if r := run("install", "claude", "--no-route"); r.code != 0 || strings.Contains(r.stdout, "hooks for claude already in") {
+		t.Errorf("install --no-route over a routed install: exit %d %q %q; want routing taken out", r.code, r.stdout, r.stderr)
+	}
+	got, _ := os.ReadFile(settings)
+	if strings.Contains(string(got), "CLAUDE_CODE_SHELL_PREFIX") || strings.Contains(string(got), "PreToolUse") || !strings.Contains(string(got), `"QTASK_AGENT": "1"`) {
+		t.Errorf("--no-route over a routed install left:\n%s", got)
+	}
+	if _, err := os.Lstat(link); !os.IsNotExist(err) {
+		t.Errorf("--no-route over a routed install left the prefix link (%v)", err)
+	}
 	run("uninstall", "claude")
+	if got, _ := os.ReadFile(settings); string(got) != mine {
+		t.Errorf("after uninstall the settings are:\n%s\nwant:\n%s", got, mine)
+	}
 
 	theirs := "{\n  \"env\": {\n    \"CLAUDE_CODE_SHELL_PREFIX\": \"/usr/bin/audit\"\n  }\n}\n"
 	os.WriteFile(settings, []byte(theirs), 0o644)
