@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,7 +98,7 @@ func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		c := &call{ctx: ctx, req: creq, store: h.opts.Store.WithContext(ctx)}
-		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, sdkArgumentWhy(text.Text)) + h.pending(c)
+		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, visible(sdkArgumentWhy(text.Text))) + h.pending(c)
 		return res, nil
 	}
 }
@@ -138,7 +139,7 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 			res.IsError = true
 			text = "Error: " + oneLine(err)
 		}
-		text += h.pending(c)
+		text = visible(text) + h.pending(c)
 		res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 		return res, nil, nil
 	})
@@ -164,6 +165,32 @@ func (h *handlers) pending(c *call) string {
 		b.WriteString(agent.Envelope(n))
 	}
 	return b.String()
+}
+
+// visible shows the characters a client's terminal or a reader could act
+// on rather than see (C0 and C1 controls, DEL, bidi overrides and
+// isolates) as \uXXXX escapes, as the CLI prints values read from disk: a
+// task's command, name and cwd are whatever its caller wrote. Newlines and
+// tabs are text. The notifications appended after it are cleaned by their
+// envelope.
+func visible(s string) string {
+	if strings.IndexFunc(s, hidden) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// hidden reports the runes visible escapes.
+func hidden(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r))
 }
 
 // oneLine is an error as one line the model can act on.

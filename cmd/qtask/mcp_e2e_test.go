@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -530,5 +531,40 @@ func TestMCPCancelledCallMovesTaskToBackground(t *testing.T) {
 	text, _ := callTool(t, cs, "task_list", nil)
 	if envelopesOf(text, id) != 1 || !strings.Contains(text, "after-cancel") {
 		t.Errorf("the next result should carry the task's notification once:\n%s", text)
+	}
+}
+
+// TestMCPResultsCarryNoControlCharacters: a command and name holding
+// escape sequences and bidi controls (a hostile or careless caller's) reach
+// the client as visible escapes in every result that echoes them, never as
+// the characters a terminal or a reader would act on.
+func TestMCPResultsCarryNoControlCharacters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	text, isErr := callTool(t, cs, "shell", map[string]any{
+		"command": "true # \x1b[31mred\x1b]0;title\a \u202eevil", "name": "\u202ename\u2066", "is_background": true})
+	m := regexp.MustCompile(`Started task ([0-9a-f]{8})`).FindStringSubmatch(text)
+	if isErr || m == nil {
+		t.Fatalf("start: %q (error %v)", text, isErr)
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"task_wait", map[string]any{"task_ids": []string{m[1]}, "timeout_ms": qtaskDeadline.Milliseconds()}},
+		{"task_list", nil},
+		{"task_status", map[string]any{"task_id": m[1]}},
+	}
+	if text, _ := callTool(t, cs, "task_status", map[string]any{"task_id": m[1]}); !strings.Contains(text, `# \u001b[31mred\u001b]0;title\u0007 \u202eevil`) {
+		t.Errorf("task_status: %q; want the command with its controls as escapes", text)
+	}
+	for _, c := range calls {
+		text, _ := callTool(t, cs, c.tool, c.args)
+		if i := strings.IndexFunc(text, func(r rune) bool {
+			return (unicode.IsControl(r) && r != '\n' && r != '\t') || unicode.Is(unicode.Bidi_Control, r)
+		}); i >= 0 || !strings.Contains(text, `\u202ename\u2066`) {
+			t.Errorf("%s: %q; want every control shown as an escape (\\u202e), none raw", c.tool, text)
+		}
 	}
 }
