@@ -136,8 +136,11 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 	if in.Limit != nil {
 		limit = min(*in.Limit, maxTextBytes)
 	}
-	if err := c.store.ReadOutput(t, &b, offset, limit); err != nil {
-		return "", err
+	// ReadOutput takes a limit of 0 as "no limit"; here it means 0 bytes.
+	if limit > 0 {
+		if err := c.store.ReadOutput(t, &b, offset, limit); err != nil {
+			return "", err
+		}
 	}
 	end := min(offset+limit, max(size, offset))
 	note := fmt.Sprintf("[bytes %d-%d of %d; %s; output file %s]", offset, end, size, state, t.OutputPath)

@@ -568,3 +568,19 @@ func TestMCPResultsCarryNoControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPOutputLimitZero: task_output with limit 0 asks for at most 0
+// bytes; it must not read the whole file (the reader's 0 means "no
+// limit"), which could put megabytes past the 30,000-byte cap into the
+// model's context.
+func TestMCPOutputLimitZero(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	text, _ := callTool(t, cs, "shell", map[string]any{"command": "head -c 100000 /dev/zero | tr '\\0' a; echo"})
+	id := taskIDIn(t, text)
+	text, isErr := callTool(t, cs, "task_output", map[string]any{"task_id": id, "offset": 0, "limit": 0})
+	if isErr || len(text) > 1000 || !strings.HasPrefix(text, "[bytes 0-0 of 100001;") {
+		t.Errorf("task_output limit 0: %d bytes (error %v), starting %.200q; want only the note, bytes 0-0", len(text), isErr, text)
+	}
+}
