@@ -13,25 +13,30 @@ import (
 // Arguments are already fit for display.
 
 // Started is the result of starting a background task.
-func Started(id, label, outputPath string) string {
-	return fmt.Sprintf("Started background task %s: %s\n", id, label) + howTo(id, outputPath)
+// qtask is how the agent's shell runs qtask (see howTo).
+func Started(qtask, id, label, outputPath string) string {
+	return fmt.Sprintf("Started background task %s: %s\n", id, label) + howTo(qtask, id, outputPath)
 }
 
 // MovedToBackground is the result of a foreground run that was moved to
 // the background before it ended: by its timeout (after the given
 // duration) when timedOut, else by a person (promote).
-func MovedToBackground(id, outputPath string, timeout time.Duration, timedOut bool) string {
+func MovedToBackground(qtask, id, outputPath string, timeout time.Duration, timedOut bool) string {
 	why := "a person moved it to the background"
 	if timedOut {
 		why = fmt.Sprintf("it was still running after %s, so it was moved to the background", timeout)
 	}
-	return fmt.Sprintf("Not finished yet: %s as task %s, and it keeps running.\n", why, id) + howTo(id, outputPath)
+	return fmt.Sprintf("Not finished yet: %s as task %s, and it keeps running.\n", why, id) + howTo(qtask, id, outputPath)
 }
 
-func howTo(id, outputPath string) string {
-	return fmt.Sprintf("Output file: %s (it grows while the task runs; read it with `qtask logs %s`).\n", outputPath, id) +
+// howTo is what the agent can do with a task still running: commands it
+// runs as they are written, so qtask names the binary as the agent's
+// shell finds it ("qtask", or its full path when qtask is not on the
+// agent's PATH).
+func howTo(qtask, id, outputPath string) string {
+	return fmt.Sprintf("Output file: %s (it grows while the task runs; read it with `%s logs %s`).\n", outputPath, qtask, id) +
 		fmt.Sprintf("You will be told with a <task-notification> when it ends: do not poll it or start it again. "+
-			"To block until it ends: `qtask wait %s`. To stop it: `qtask stop %s`.\n", id, id)
+			"To block until it ends: `%s wait %s`. To stop it: `%s stop %s`.\n", qtask, id, qtask, id)
 }
 
 // AgentLongRunningHint is LongRunningHint worded for an agent, due by the

@@ -75,6 +75,15 @@ func TestAgentModeResults(t *testing.T) {
 			t.Errorf("the agent's result of a background start lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// qtask off the agent's PATH (installed by its full path, which the
+	// hooks and routing use): the commands it is told must still run.
+	r = h.qtaskIn(h.root, []string{"PATH=/usr/bin:/bin"}, "run", "--agent", "--bg", "--", "echo hi")
+	task = h.lastTask()
+	for _, want := range []string{qtaskBin + " logs " + task.ID, qtaskBin + " wait " + task.ID, qtaskBin + " stop " + task.ID} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("with qtask not on PATH, the agent's result lacks %q: exit %d\n%s", want, r.code, r.stdout)
+		}
+	}
 	gate := h.fifoGate() // the command ends after its timeout, never before
 	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "2s", "--", "echo begun; read x < "+gate+"; echo done")
 	task = h.lastTask()

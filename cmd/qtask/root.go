@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -140,6 +141,38 @@ func (d *Deps) typedName() string {
 		return "qtask"
 	}
 	return d.Arg0
+}
+
+// agentName is how results for an agent name qtask: "qtask" when the
+// caller's PATH finds this binary under that name, else its full path
+// (qtask installed for an agent by its full path is not on the agent's
+// PATH: a bare `qtask wait ID` would not run). A path with characters a
+// shell would read is left out, as in typedName.
+func (d *Deps) agentName() string {
+	if d.Self == "" || strings.ContainsAny(d.Self, " \t\n'\"$`\\") || d.onPath() {
+		return "qtask"
+	}
+	return d.Self
+}
+
+// onPath reports whether the PATH of the caller's environment finds this
+// binary as "qtask".
+func (d *Deps) onPath() bool {
+	self, err := filepath.EvalSymlinks(d.Self)
+	if err != nil {
+		return true // nothing better to name
+	}
+	for _, kv := range slices.Backward(d.Environ) {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if found, err := filepath.EvalSymlinks(filepath.Join(dir, "qtask")); err == nil && dir != "" && found == self {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
 }
 
 // UsageError is a mistake in how qtask was called: exit 2, with a hint.

@@ -191,7 +191,7 @@ func runRun(ctx context.Context, deps *Deps, opts *RunOptions) error {
 	}
 	id := displayValue(t.ID)
 	if opts.Agent {
-		fmt.Fprint(out, agent.Started(id, displayCommand(t.Label(), 200), displayValue(t.OutputPath)))
+		fmt.Fprint(out, agent.Started(deps.agentName(), id, displayCommand(t.Label(), 200), displayValue(t.OutputPath)))
 	} else {
 		// One write: on a terminal each is a round trip through the tty.
 		fmt.Fprintf(out, "Started task %s: %s\nOutput:  %s\nFollow:  %s logs -f %s\nStop:    %s stop %s\n",
@@ -286,7 +286,7 @@ func reportPromoted(deps *Deps, out *lineTracker, res *tasks.AttendResult, timeo
 	id := displayValue(end.ID)
 	out.endLine()
 	if agentMode {
-		fmt.Fprint(out, agent.MovedToBackground(id, displayValue(end.OutputPath), timeout, res.TimedOut))
+		fmt.Fprint(out, agent.MovedToBackground(deps.agentName(), id, displayValue(end.OutputPath), timeout, res.TimedOut))
 		return &ExitError{Code: exitPromoted}
 	}
 	why := ""
