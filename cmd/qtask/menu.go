@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -60,7 +61,7 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		if err != nil {
 			return say(err.Error())
 		}
-		title := " " + displayCommand(menuRow(t, time.Now()), menuWidth) + " "
+		title := " " + displayCommand(menuRow(t, time.Now(), 0), menuWidth) + " "
 		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
 		_, t, err := deps.ViewTask(ctx, opts.Task)
@@ -81,9 +82,27 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 }
 
 // menuRow is how a task shows in the menus, tmux's and the ui's: id, short
-// status, runtime and name or command.
-func menuRow(t *tasks.Task, now time.Time) string {
-	return fmt.Sprintf("%-8s  %-12s  %8s  %s", t.ID, shortStatus(t), formatRuntime(t.Runtime(now)), t.Label())
+// status padded to statusWidth (see menuStatusWidth), runtime and name or
+// command.
+func menuRow(t *tasks.Task, now time.Time, statusWidth int) string {
+	return fmt.Sprintf("%-8s  %-*s  %8s  %s", t.ID, statusWidth, shortStatus(t), formatRuntime(t.Runtime(now)), t.Label())
+}
+
+// maxMenuStatusWidth bounds the status column of the menus: a monitor's
+// status ("completed (max events reached, 1000 events)") would otherwise
+// push every row's name out of tmux's 72-column menu. Wider statuses
+// overflow their own row only.
+const maxMenuStatusWidth = 20
+
+// menuStatusWidth is the width of the menus' status column: the widest
+// status in list, so that the runtimes and names line up whatever the mix
+// ("running" beside "completed (exit 0)"), up to maxMenuStatusWidth.
+func menuStatusWidth(list []*tasks.Task) int {
+	width := 0
+	for _, t := range list {
+		width = max(width, utf8.RuneCountInString(shortStatus(t)))
+	}
+	return min(width, maxMenuStatusWidth)
 }
 
 // menuWidth bounds a line of tmux's menu, which draws nothing if the menu
@@ -93,9 +112,9 @@ const menuWidth = 72
 // menuRows is how the tasks show in tmux's menu.
 func menuRows(list []*tasks.Task) []plugin.MenuRow {
 	rows := make([]plugin.MenuRow, len(list))
-	now := time.Now()
+	now, width := time.Now(), menuStatusWidth(list)
 	for i, t := range list {
-		rows[i] = plugin.MenuRow{ID: t.ID, Label: displayCommand(menuRow(t, now), menuWidth)}
+		rows[i] = plugin.MenuRow{ID: t.ID, Label: displayCommand(menuRow(t, now, width), menuWidth)}
 	}
 	return rows
 }

@@ -533,3 +533,39 @@ func TestAttachRefusalIsAQtaskLine(t *testing.T) {
 	}
 	h.mustQtask("stop", task.ID)
 }
+
+// The task menu (`qtask ui`, prefix T's popup) lines its columns up
+// whatever the mix of statuses: "completed (exit 0)" is wider than the
+// status column used to be, and pushed its row's runtime and name to the
+// right of a "running" row's (found by a new user's trial).
+func TestMenuColumnsLineUp(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	done := h.start("true", "--name", "done-task")
+	failed := h.start("exit 3", "--name", "failed-task")
+	running := h.start("sleep 60", "--name", "running-task")
+	h.wait(done.ID)
+	h.wait(failed.ID)
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitScreen(pane, "q quit")
+	screen := h.screen(pane)
+	column := map[string]int{}
+	for _, line := range strings.Split(screen, "\n") {
+		for _, name := range []string{"done-task", "failed-task", "running-task"} {
+			if i := strings.Index(line, name); i >= 0 {
+				column[name] = i
+			}
+		}
+	}
+	if len(column) != 3 {
+		t.Fatalf("the menu does not show the three tasks on their own rows:\n%s", screen)
+	}
+	if column["done-task"] != column["failed-task"] || column["done-task"] != column["running-task"] {
+		t.Fatalf("the names start in different columns (%v):\n%s", column, screen)
+	}
+	h.tmux("send-keys", "-t", pane, "q")
+	h.mustQtask("stop", running.ID)
+}

@@ -135,7 +135,7 @@ func (u *ui) draw() {
 	if visible := rows - 3; sel >= visible {
 		first = sel - visible + 1
 	}
-	now := time.Now()
+	now, width := time.Now(), menuStatusWidth(u.list)
 	for i := first; i < len(u.list) && i-first < rows-3; i++ {
 		t := u.list[i]
 		mark := "  "
@@ -145,7 +145,7 @@ func (u *ui) draw() {
 		if i == sel {
 			b.WriteString("\x1b[7m")
 		}
-		b.WriteString(displayCommand(mark+menuRow(t, now), cols-1))
+		b.WriteString(displayCommand(mark+menuRow(t, now, width), cols-1))
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
 	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
