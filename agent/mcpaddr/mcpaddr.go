@@ -12,9 +12,14 @@ import (
 // anyHost: the server runs commands for whoever reaches it, with no
 // authentication of its own.
 func Check(addr string, anyHost bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+	}
+	// Checked here so that a bad port is a usage error like a bad host,
+	// not a listen failure; a service name ("http") resolves as net does.
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("--http %q: port %q is not a number from 0 to 65535", addr, port)
 	}
 	if anyHost || host == "localhost" {
 		return nil

@@ -41,10 +41,13 @@ clients that want HTTP: on a loopback address only (it runs commands for
 whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.ListenAny && opts.HTTP == "" {
+			// Changed, not a non-empty value: an empty --http (an unset
+			// variable) is a bad address, not a request for stdio.
+			http := cmd.Flags().Changed("http")
+			if opts.ListenAny && !http {
 				return usageErrorf("--listen-any applies to --http; drop it or add --http HOST:PORT")
 			}
-			if opts.HTTP != "" {
+			if http {
 				if err := mcpaddr.Check(opts.HTTP, opts.ListenAny); err != nil {
 					return &UsageError{Err: err}
 				}

@@ -584,3 +584,22 @@ func TestMCPOutputLimitZero(t *testing.T) {
 		t.Errorf("task_output limit 0: %d bytes (error %v), starting %.200q; want only the note, bytes 0-0", len(text), isErr, text)
 	}
 }
+
+// TestMCPHTTPAddressIsChecked: an empty --http (an unset variable) is not
+// taken as "no --http", which would quietly serve stdio instead, and a
+// port out of range is a usage error like any other bad --http value.
+func TestMCPHTTPAddressIsChecked(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "--http", ""}, `--http "": want HOST:PORT`},
+		{[]string{"mcp", "--http", "127.0.0.1:99999"}, `port "99999" is not a number from 0 to 65535`},
+	} {
+		if r := h.qtask(c.args...); r.code != exitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("qtask %q: exit %d %q, want exit %d, one line saying %q", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+}
