@@ -53,7 +53,7 @@ func TestRefusal(t *testing.T) {
 		{`[]`, false, -32600, nil},
 		{`3`, false, -32600, nil},
 	} {
-		got := refusal([]byte(c.line), c.tooLong)
+		got := refusal([]byte(c.line), c.tooLong, true)
 		if c.code == 0 {
 			if got != nil {
 				t.Errorf("%s refused: %s", c.line, got)
@@ -99,6 +99,28 @@ func TestMillisecondArgumentsDoNotOverflow(t *testing.T) {
 		_, err := idleTimeout(&ms)
 		if err == nil || !strings.Contains(err.Error(), "over the cap") {
 			t.Errorf("idleTimeout(%d ms) = %v; want over the cap", ms, err)
+		}
+	}
+}
+
+// TestFilterLinesRefusesBatchesTheSessionForbids: the SDK ends the whole
+// session on a batch once 2025-06-18 or later was negotiated (or an
+// unknown version, which negotiates the latest), so such a batch is
+// answered with an invalid-request error; a client of 2025-03-26 may
+// still batch.
+func TestFilterLinesRefusesBatchesTheSessionForbids(t *testing.T) {
+	batch := `[{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`
+	for version, passes := range map[string]bool{"2025-06-18": false, "2099-01-01": false, "2025-03-26": true, "2024-11-05": true} {
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `"}}`
+		var valid, reply bytes.Buffer
+		if err := filterLines(strings.NewReader(init+"\n"+batch+"\n"), &valid, &reply); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(valid.String(), batch); got != passes || !strings.HasPrefix(valid.String(), init+"\n") {
+			t.Errorf("%s: passed on %q, want the batch passed %v", version, valid.String(), passes)
+		}
+		if refused := strings.Contains(reply.String(), "-32600"); refused == passes {
+			t.Errorf("%s: replies %q, want the batch refused %v", version, reply.String(), !passes)
 		}
 	}
 }

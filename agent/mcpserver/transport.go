@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,15 +33,19 @@ func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 // others on reply. It returns when in ends (nil at EOF) or valid is closed.
 func filterLines(in io.Reader, valid io.Writer, reply io.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	batches := true // until initialize, as the SDK has it
 	for {
 		line, tooLong, err := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			if msg := refusal(line, tooLong); msg != nil {
+			if msg := refusal(line, tooLong, batches); msg != nil {
 				if _, werr := reply.Write(msg); werr != nil {
 					return werr
 				}
 			} else if _, werr := valid.Write(append(line, '\n')); werr != nil {
 				return werr
+			}
+			if v, ok := initializeVersion(line); ok {
+				batches = batchesAllowed(v)
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -71,12 +76,12 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 // refusal is the JSON-RPC error answering a line that is not one JSON-RPC
 // message, or nil for a line to pass on. The id is echoed when it can be
 // read, so the client can match the error to its request.
-func refusal(line []byte, tooLong bool) []byte {
+func refusal(line []byte, tooLong, batches bool) []byte {
 	code, text := -32700, "parse error: the line is not one JSON value"
 	if tooLong {
 		text = "parse error: the message is longer than the limit of 16 MiB"
 	} else if json.Valid(line) {
-		err := decodeMessages(line)
+		err := decodeMessages(line, batches)
 		if err == nil {
 			return nil
 		}
@@ -97,11 +102,15 @@ func refusal(line []byte, tooLong bool) []byte {
 }
 
 // decodeMessages checks that a JSON value is one JSON-RPC message, or a
-// batch of them (which clients of older protocol versions may send).
-func decodeMessages(line []byte) error {
+// batch of them when the session allows batches (clients of protocol
+// versions before 2025-06-18 may send them).
+func decodeMessages(line []byte, batches bool) error {
 	if line[0] != '[' {
 		_, err := jsonrpc.DecodeMessage(line)
 		return err
+	}
+	if !batches {
+		return errors.New("JSON-RPC batches are not allowed from protocol version 2025-06-18 on: send one message a line")
 	}
 	var batch []json.RawMessage
 	if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
@@ -113,6 +122,32 @@ func decodeMessages(line []byte) error {
 		}
 	}
 	return nil
+}
+
+// initializeVersion is the protocol version an initialize request asks
+// for, and whether line is one.
+func initializeVersion(line []byte) (string, bool) {
+	if line[0] != '{' || !bytes.Contains(line, []byte(`"initialize"`)) {
+		return "", false // the cheap test first: a line may be megabytes
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || req.Method != "initialize" {
+		return "", false
+	}
+	return req.Params.ProtocolVersion, true
+}
+
+// batchesAllowed reports whether the SDK accepts batches in a session
+// whose client asked for version v: only a supported version before
+// 2025-06-18 is negotiated as asked; any other gets a newer one, in which
+// the SDK ends the session on a batch.
+func batchesAllowed(v string) bool {
+	return v < "2025-06-18" && slices.Contains(mcp.SupportedProtocolVersions(), v)
 }
 
 // lockedWriter serializes whole-message writes of the SDK and of

@@ -320,7 +320,10 @@ func TestMCPMalformedRequest(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
 	for _, bad := range []string{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":`, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"nope"}`,
-		`{"jsonrpc":"1.0","id":5,"method":"tools/list"}`, `[1,2]`} {
+		`{"jsonrpc":"1.0","id":5,"method":"tools/list"}`, `[1,2]`,
+		// A well-formed batch, which 2025-06-18 and later forbid: the SDK
+		// ends the session on one, so it must be answered here.
+		`[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]`} {
 		if msg := send(bad); msg["error"] == nil {
 			t.Errorf("%s got %v, want a JSON-RPC error", bad, msg)
 		}
