@@ -53,6 +53,11 @@ type ShowOptions struct {
 	Caller Caller
 	Here   bool     // join the pane beside the caller instead of switching
 	Env    []string // the environment of the client ShowAttach starts
+	// InTmux is the server of the caller's $TMUX, given even when the
+	// caller is in no pane ($TMUX_PANE unset: a display-popup, such as the
+	// plugin's task menu). There the caller has a tmux client to switch,
+	// and a client attached on the popup's terminal would nest in it.
+	InTmux *tmux.Server
 }
 
 // Showing is Show's decision, so the caller can say what is about to
@@ -94,7 +99,7 @@ func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
 		return nil, &ArgumentError{Msg: "attach --here works inside tmux only"}
 	case opts.Here:
 		sh.Way = ShowJoin
-	case inside:
+	case inside, opts.InTmux != nil && opts.InTmux.Same(server):
 		sh.Way = ShowSwitch
 	default:
 		sh.Way = ShowAttach

@@ -43,7 +43,7 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	if err != nil {
 		return err
 	}
-	show, err := store.Show(t, tasks.ShowOptions{Caller: deps.Caller(), Here: opts.Here, Env: deps.Environ})
+	show, err := store.Show(t, tasks.ShowOptions{Caller: deps.Caller(), Here: opts.Here, Env: deps.Environ, InTmux: deps.tmuxServer()})
 	if err != nil {
 		return err
 	}

@@ -569,3 +569,26 @@ func TestMenuColumnsLineUp(t *testing.T) {
 	h.tmux("send-keys", "-t", pane, "q")
 	h.mustQtask("stop", running.ID)
 }
+
+// Enter in the task menu's popup (prefix T) shows the chosen task's pane
+// on the client that opened the popup, as `qtask attach` does in a pane.
+// A popup has $TMUX but no $TMUX_PANE, so the attach it ran took itself
+// for outside tmux and started a second tmux client nested in the popup
+// (found by a new user's trial).
+func TestPluginMenuViewSwitchesClient(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	task := h.start("sleep 60", "--name", "view-me")
+	c.pressPrefixKey("T")
+	c.waitDrawn("view-me")
+	c.typeKeys("\r")
+	eventually(t, "the client to show the task's pane", func() bool {
+		shown, _ := h.tmux("display-message", "-p", "-c", c.name, "#{pane_id}")
+		return shown == task.PaneID
+	})
+	eventually(t, "the menu to exit", func() bool { return !h.menuRunning() })
+	if clients, _ := h.tmux("list-clients", "-F", "#{client_name}"); clients != c.name {
+		t.Fatalf("clients after viewing a task from the menu: %q, want only %s", clients, c.name)
+	}
+	h.mustQtask("stop", task.ID)
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux"
 )
 
 // Exit codes are part of qtask's contract (README "Exit codes").
@@ -126,6 +127,17 @@ func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store,
 // server of $TMUX, both zero outside tmux.
 func (d *Deps) Caller() tasks.Caller {
 	return tasks.CallerAt(d.Env.TmuxSocketFromTMUX(), d.Env.TmuxPane)
+}
+
+// tmuxServer is the server of $TMUX, nil outside tmux. Unlike Caller it is
+// set where tmux runs qtask without a pane (a display-popup).
+func (d *Deps) tmuxServer() *tmux.Server {
+	socket := d.Env.TmuxSocketFromTMUX()
+	if socket == "" {
+		return nil
+	}
+	server := tmux.NewSocketServer(socket)
+	return &server
 }
 
 // startOptions is what every start from this process shares (launch).
