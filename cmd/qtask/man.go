@@ -26,13 +26,16 @@ qtask man ~/.local/share/man/man1.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
+			if dir == "" { // an unset variable: refused like an empty task id
+				return usageErrorf("DIR is empty: give the directory to write the pages into, e.g. ~/.local/share/man/man1")
+			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("man pages: %w", err)
 			}
 			if err := writeManTree(cmd.Root(), dir); err != nil {
 				return fmt.Errorf("man pages: %w", err)
 			}
-			_, err := fmt.Fprintf(deps.IO.Out, "Wrote man pages to %s\n", dir)
+			_, err := fmt.Fprintf(deps.IO.Out, "Wrote man pages to %s\n", displayValue(dir))
 			return err
 		},
 	}

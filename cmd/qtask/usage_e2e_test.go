@@ -39,7 +39,7 @@ func TestEveryCommandRefusesBadInputInOneLine(t *testing.T) {
 		"doctor":                {m("x")},
 		"rm":                    {m()},
 		"restart":               {m(), m("a", "b")},
-		"man":                   {m(), m("a", "b")},
+		"man":                   {m(), m("a", "b"), m("")},
 		"ui":                    {m("x")},
 		"agent":                 {m(), m("nosub")},
 		"agent inbox":           {m("x")},
