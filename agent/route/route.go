@@ -9,7 +9,8 @@
 //
 //	source SNAPSHOT 2>/dev/null || true && { …shell options… } … && eval 'COMMAND' < /dev/null && pwd -P >| CWDFILE
 //
-// with COMMAND quoted for the shell. Claude runs its hooks, its status line
+// with COMMAND quoted for the shell, and without `< /dev/null` when
+// COMMAND has a here-document. Claude runs its hooks, its status line
 // and its stdio MCP servers through the same prefix (a plain command line,
 // not such a script), so only a script of that shape is a tool call.
 package route
@@ -27,7 +28,7 @@ import (
 
 // ClaudeCommand returns the command the model wrote, read out of the script
 // Claude hands its shell prefix, and whether script is a Bash tool call at
-// all. It looks for the one `eval WORD < /dev/null && pwd -P >| PATH` that
+// all. It looks for the one `eval WORD [< /dev/null] && pwd -P >| PATH` that
 // ends the script (the earliest such eval that parses to the very end, so a
 // command that itself contains that text is read whole) and unquotes WORD
 // as the shell would. A script that does not end so — a hook, an MCP
@@ -50,6 +51,10 @@ func ClaudeCommand(script string) (string, bool) {
 			continue
 		}
 		tail, found := strings.CutPrefix(rest, " < /dev/null && pwd -P >| ")
+		if !found {
+			// A command with a here-document has no `< /dev/null`.
+			tail, found = strings.CutPrefix(rest, " && pwd -P >| ")
+		}
 		if !found {
 			continue
 		}

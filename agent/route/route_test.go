@@ -63,6 +63,21 @@ func TestClaudeCommand(t *testing.T) {
 	}
 }
 
+// TestClaudeCommandWithHeredoc: Claude leaves out `< /dev/null` when the
+// command has a here-document (which would read its text from there
+// otherwise); such a call is a tool call all the same.
+func TestClaudeCommandWithHeredoc(t *testing.T) {
+	for _, cmd := range []string{"cat <<'EOF'\nline1\nEOF\necho second", "python3 - <<EOF\nprint(1)\nEOF"} {
+		script := strings.Replace(claudeScript(singleQuote(cmd)), " < /dev/null && pwd", " && pwd", 1)
+		if got, ok := ClaudeCommand(script); !ok || got != cmd {
+			t.Errorf("from the script around %q without < /dev/null: %q, %v; want it", cmd, got, ok)
+		}
+	}
+	if got, ok := ClaudeCommand("eval 'x' && pwd -P >| /tmp/cwd; rm -rf /"); ok {
+		t.Errorf("a script with more after the cwd file is a tool call: %q", got)
+	}
+}
+
 func TestClaudeShell(t *testing.T) {
 	if s := ClaudeShell(claudeScript("'x'")); s != "bash" {
 		t.Errorf("bash snapshot: %s", s)

@@ -271,3 +271,32 @@ func windowNames(h *harness) string {
 	names, _ := h.tmux("list-windows", "-a", "-F", "#{window_name}")
 	return names
 }
+
+// TestClaudeHeredocCommandIsATask: Claude hands its shell prefix a
+// command with a here-document in a script of another shape (no
+// `< /dev/null`); such commands, common in an agent's work (`git commit
+// -F - <<EOF`, `python3 - <<EOF`), are tasks too, with their output back.
+func TestClaudeHeredocCommandIsATask(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	p := newAgentProject(t, h, "claude", "route-claude-heredoc")
+	command := "cat <<'EOF'\nheredoc-$((6*7))\nEOF\necho after"
+	mock, err := mockmodel.Start(mockmodel.Shell(command), mockmodel.Text("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
+		Args: []string{"--allowedTools", "Bash(cat:*)", "Bash(echo:*)"}}
+	turns := runScripted(t, ctx, mock, run, 2)
+	if results := turns[1].ToolResults(); len(results) != 1 || results[0] != "heredoc-$((6*7))\nafter" {
+		t.Errorf("the heredoc command's result: %q; want its output", results)
+	}
+	byCommand, list := p.tasks(t)
+	if task, ok := byCommand[command]; !ok || task.Status != tasks.StatusCompleted {
+		t.Errorf("the heredoc command is not a completed task: %+v", list)
+	}
+}
