@@ -100,6 +100,9 @@ func (s Server) MovePaneToSession(ctx context.Context, info PaneInfo, session st
 	if err != nil && !errors.Is(err, ErrDuplicateSession) {
 		return err
 	}
+	if err == nil {
+		s.keepClientsOnDestroy(ctx, session)
+	}
 	if err := move(); err != nil {
 		return err
 	}

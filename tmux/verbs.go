@@ -83,12 +83,25 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 			return pane, pid, err
 		}
 		pane, pid, err = open("new-session", "-s", spec.Session)
+		if err == nil {
+			s.keepClientsOnDestroy(ctx, spec.Session)
+		}
 		if err == nil || !errors.Is(err, ErrDuplicateSession) && !errors.Is(err, ErrNoServer) {
 			return pane, pid, err
 		}
 		lastErr = err
 	}
 	return "", 0, fmt.Errorf("could not create or find session %q: %w", spec.Session, lastErr)
+}
+
+// keepClientsOnDestroy sets detach-on-destroy off on qtask's own session
+// (this session only), just created: a person who switched to a task's
+// pane (qtask attach, the menu) is in this session, and when its last task
+// ends and tmux destroys it, tmux's default would detach their client and
+// drop them out of tmux; off sends the client to the session it was in
+// before. Best effort: the session works without it.
+func (s Server) keepClientsOnDestroy(ctx context.Context, session string) {
+	s.run(ctx, "set-option", "-t", "="+session+":", "detach-on-destroy", "off")
 }
 
 // PipeToCommand sends everything pane prints from now on to a shell

@@ -57,3 +57,36 @@ func TestAttachSwitchesClientToTask(t *testing.T) {
 		t.Fatalf("attach to a finished task: exit %d %q", r.code, r.stderr)
 	}
 }
+
+// A person who switched to a task with `qtask attach` stays in tmux when
+// the task ends: its window closing destroys the qtask session (it was the
+// only task), and tmux's default (detach-on-destroy on) detached the client,
+// dropping the person out of tmux altogether; qtask's session now sends
+// its clients back to the session they came from (found by a new user's
+// trial).
+func TestAttachedClientStaysInTmuxWhenTaskEnds(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
+		t.Fatal(err)
+	}
+	h.attachClient("user")
+	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	task := h.start("sleep 30")
+	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
+	if r := h.qtaskIn(h.root, env, "attach", task.ID); r.code != 0 {
+		t.Fatalf("qtask attach inside tmux: exit %d %s", r.code, r.stderr)
+	}
+	if shown, _ := h.tmux("list-clients", "-F", "#{pane_id}"); shown != task.PaneID {
+		t.Fatalf("the client shows pane %q after qtask attach, want the task's %s", shown, task.PaneID)
+	}
+	h.mustQtask("stop", task.ID)
+	eventually(t, "the task's session to close", func() bool {
+		_, err := h.tmux("has-session", "-t", "=qtask")
+		return err != nil
+	})
+	eventually(t, "the client to be back in the user's session", func() bool {
+		session, _ := h.tmux("list-clients", "-F", "#{session_name}")
+		return session == "user"
+	})
+}
