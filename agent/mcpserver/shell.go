@@ -234,7 +234,7 @@ func reportProgress(c *call, token any, out *tailBuffer, done <-chan struct{}) {
 		}
 		last = line
 		c.req.Session.NotifyProgress(c.ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: token, Message: line, Progress: time.Since(began).Seconds(),
+			ProgressToken: token, Message: visible(line), Progress: time.Since(began).Seconds(),
 		})
 	}
 }

@@ -606,3 +606,35 @@ func TestMCPHTTPAddressIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPProgressShowsControlsAsEscapes: a progress message is the last
+// output line, which a client shows in its own terminal UI; a bidi
+// override the output file keeps reaches it as an escape, as in results.
+func TestMCPProgressShowsControlsAsEscapes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	gate := filepath.Join(h.root, "gate")
+	var mu sync.Mutex
+	var first string
+	cs, _ := h.mcpClient(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == "" {
+			first = r.Params.Message
+			os.WriteFile(gate, nil, 0o600) // the command ends once a report came
+		}
+	}})
+	p := &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": fmt.Sprintf("printf 'step \\342\\200\\256evil\\n'; while [ ! -e %s ]; do sleep 0.05; done", gate),
+	}}
+	p.SetProgressToken("tok-1")
+	if text, isErr := callToolParams(t, cs, p); isErr {
+		t.Fatalf("shell: %q", text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if first != `step \u202eevil` {
+		t.Errorf("progress message = %q, want the bidi override as an escape", first)
+	}
+}
