@@ -10,7 +10,7 @@
 //	source SNAPSHOT 2>/dev/null || true && { …shell options… } … && eval 'COMMAND' < /dev/null && pwd -P >| CWDFILE
 //
 // with COMMAND quoted for the shell, and without `< /dev/null` when
-// COMMAND has a here-document. Claude runs its hooks, its status line
+// COMMAND redirects its input itself (`< FILE`, `<<EOF`, `<<<`). Claude runs its hooks, its status line
 // and its stdio MCP servers through the same prefix (a plain command line,
 // not such a script), so only a script of that shape is a tool call.
 package route
@@ -52,7 +52,7 @@ func ClaudeCommand(script string) (string, bool) {
 		}
 		tail, found := strings.CutPrefix(rest, " < /dev/null && pwd -P >| ")
 		if !found {
-			// A command with a here-document has no `< /dev/null`.
+			// A command that redirects its input has no `< /dev/null`.
 			tail, found = strings.CutPrefix(rest, " && pwd -P >| ")
 		}
 		if !found {

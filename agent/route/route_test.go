@@ -64,10 +64,10 @@ func TestClaudeCommand(t *testing.T) {
 }
 
 // TestClaudeCommandWithHeredoc: Claude leaves out `< /dev/null` when the
-// command has a here-document (which would read its text from there
-// otherwise); such a call is a tool call all the same.
+// command redirects its input (a here-document, `< FILE`, `<<<`: measured);
+// such a call is a tool call all the same.
 func TestClaudeCommandWithHeredoc(t *testing.T) {
-	for _, cmd := range []string{"cat <<'EOF'\nline1\nEOF\necho second", "python3 - <<EOF\nprint(1)\nEOF"} {
+	for _, cmd := range []string{"cat <<'EOF'\nline1\nEOF\necho second", "python3 - <<EOF\nprint(1)\nEOF", "wc -c < /etc/hostname", "tr a b <<< abc"} {
 		script := strings.Replace(claudeScript(singleQuote(cmd)), " < /dev/null && pwd", " && pwd", 1)
 		if got, ok := ClaudeCommand(script); !ok || got != cmd {
 			t.Errorf("from the script around %q without < /dev/null: %q, %v; want it", cmd, got, ok)
