@@ -30,6 +30,9 @@ type Env struct {
 	Tmux string
 	// TmuxPane is $TMUX_PANE, the pane id such as "%3"; empty outside tmux.
 	TmuxPane string
+	// Term is $TERM. In a task's wrapper it is what tmux set for the pane,
+	// given to a command whose caller had none.
+	Term string
 	// Scope groups tasks so that separate shells, and separate coding
 	// agent sessions, see separate task lists and notifications. It is
 	// $QTASK_SCOPE, else AgentSession, else $TMUX_PANE, else "default";
@@ -104,6 +107,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		TmuxSocket: getenv("QTASK_TMUX_SOCKET"),
 		Tmux:       getenv("TMUX"),
 		TmuxPane:   getenv("TMUX_PANE"),
+		Term:       getenv("TERM"),
 		TmuxTmpdir: getenv("TMUX_TMPDIR"),
 		Locale:     firstNonEmpty(getenv("LC_ALL"), getenv("LC_CTYPE"), getenv("LANG")),
 		NoColor:    getenv("NO_COLOR") != "",

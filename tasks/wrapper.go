@@ -25,6 +25,7 @@ type ExecOptions struct {
 	ID      string
 	Server  tmux.Server // the server of this pane ($TMUX)
 	TmuxEnv string      // $TMUX as tmux set it, passed on to the command
+	Term    string      // $TERM as tmux set it, for a command whose caller had none
 	Pane    tmux.PaneID // $TMUX_PANE
 	TTY     *os.File    // the pane's terminal (stdin)
 	Out     *os.File    // the pane's terminal (stdout)
@@ -422,17 +423,30 @@ func (s *Store) spendSpec(id string) {
 // taskEnv is the caller's environment, corrected for where the command
 // really runs: inside a tmux pane, as a qtask task.
 func taskEnv(callerEnv []string, opts ExecOptions) []string {
-	env := make([]string, 0, len(callerEnv)+3)
+	env := make([]string, 0, len(callerEnv)+4)
+	term := ""
 	for _, kv := range callerEnv {
-		name, _, _ := strings.Cut(kv, "=")
+		name, value, _ := strings.Cut(kv, "=")
 		switch name {
 		case "TMUX", "TMUX_PANE", "QTASK_TASK_ID":
+			continue
+		case "TERM":
+			term = value
 			continue
 		}
 		env = append(env, kv)
 	}
 	if opts.TmuxEnv != "" {
 		env = append(env, "TMUX="+opts.TmuxEnv)
+	}
+	// The command runs on a terminal, its pane, whatever the caller ran
+	// on: a caller without TERM (cron, env -i) would leave less, top or
+	// tput with none. The caller's own TERM is kept.
+	if term == "" {
+		term = opts.Term
+	}
+	if term != "" {
+		env = append(env, "TERM="+term)
 	}
 	return append(env, "TMUX_PANE="+string(opts.Pane), "QTASK_TASK_ID="+opts.ID)
 }

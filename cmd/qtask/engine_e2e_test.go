@@ -618,3 +618,32 @@ func TestCtrlZInATaskPaneDoesNotStopTheTask(t *testing.T) {
 		t.Errorf("after Ctrl+Z: %s, output:\n%s", end.StatusText(), h.output(task.ID))
 	}
 }
+
+// A command started by a caller with no $TERM (cron, `env -i`, an agent's
+// bare environment) still runs on a terminal, its tmux pane: it gets the
+// pane's $TERM, as tmux gives every pane, so that a full-screen or
+// interactive program (less, top, tput) works there. It had no TERM at all
+// (found by a new user's trial). A caller's own TERM is passed on as is.
+func TestTaskWithoutCallerTermGetsThePanes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.start("true") // the server, so that its default-terminal can be read
+	paneTerm, err := h.tmux("show-options", "-gv", "default-terminal")
+	if err != nil || paneTerm == "" {
+		t.Fatalf("default-terminal: %q %v", paneTerm, err)
+	}
+	const show = `printenv TERM || echo "no TERM"`
+	for _, c := range []struct{ callerTerm, want string }{
+		{"", paneTerm},
+		{"xterm-256color", "xterm-256color"},
+	} {
+		r := h.qtaskIn(h.root, []string{"TERM=" + c.callerTerm}, "run", "--bg", "--json", "--", show)
+		if r.code != 0 {
+			t.Fatalf("run: %s", r.stderr)
+		}
+		task := h.wait(decodeTask(t, r.stdout).ID)
+		if got := h.output(task.ID); got != c.want+"\n" {
+			t.Errorf("a caller with TERM=%q: the task's TERM is %q, want %q", c.callerTerm, got, c.want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ func Run(ctx context.Context, store *tasks.Store, id string, env config.Env, tty
 		ID:      id,
 		Server:  here.Server,
 		TmuxEnv: env.Tmux,
+		Term:    env.Term,
 		Pane:    here.Pane,
 		TTY:     tty,
 		Out:     out,
