@@ -22,8 +22,8 @@ func (e *ArgumentError) Error() string { return e.Msg }
 const MaxNameBytes = 256
 
 // CheckCommand refuses a command with nothing to run (a shell given only
-// whitespace exits 0 at once, which would look like a task that worked)
-// and one ending in a bare "&" (EndsWithBareAmpersand: the real work would
+// whitespace exits 0 at once, which would look like a task that worked),
+// one holding a NUL byte (no exec can pass it), and one ending in a bare "&" (EndsWithBareAmpersand: the real work would
 // escape the task). Start applies it, so every caller gets the same rule.
 // example is how the caller's own command takes a command ("qtask monitor
 // -- make test"), shown with an empty one: `run` and `monitor` share this
@@ -35,6 +35,11 @@ func CheckCommand(command, example string) error {
 			msg += ": put it after --, e.g. " + example
 		}
 		return &ArgumentError{Msg: msg}
+	}
+	if i := strings.IndexByte(command, 0); i >= 0 {
+		// Only an MCP client (JSON) can send one; the exec of the shell
+		// would fail with a bare "invalid argument" after the task exists.
+		return &ArgumentError{Msg: fmt.Sprintf("the command holds a NUL byte (at byte %d), which no program can take in its arguments: remove it", i)}
 	}
 	if EndsWithBareAmpersand(command) {
 		return &ArgumentError{Msg: "the command ends with a bare '&': that would fork it away from the task qtask tracks " +

@@ -259,6 +259,9 @@ func TestMCPToolErrors(t *testing.T) {
 		{"task_output", map[string]any{"task_id": "deadbeef", "offset": uint64(math.MaxUint64)}, "bad arguments for task_output: offset is out of range"},
 		{"task_wait", map[string]any{"task_ids": []string{"deadbeef"}, "timeout_ms": 1e30}, "bad arguments for task_wait: timeout_ms is out of range"},
 		{"shell", map[string]any{"command": "sleep 30 && make"}, "starts by sleeping for 30s"},
+		// JSON can carry a NUL that argv cannot: refused before a task exists.
+		{"shell", map[string]any{"command": "echo a\x00b"}, "NUL byte"},
+		{"monitor", map[string]any{"command": "echo a\x00b"}, "NUL byte"},
 	} {
 		text, isErr := callTool(t, cs, c.tool, c.args)
 		if !isErr || !strings.HasPrefix(text, "Error: ") || !strings.Contains(text, c.want) || strings.Contains(text, "\n") {
