@@ -120,10 +120,7 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 	state := fmt.Sprintf("task %s %s", t.ID, t.StatusText())
 	var b strings.Builder
 	if in.TailLines != nil {
-		if _, err := c.store.WriteOutputTail(t, &b, *in.TailLines); err != nil {
-			return "", err
-		}
-		return withState(b.String(), fmt.Sprintf("[last %d lines; %s; output file %s]", *in.TailLines, state, t.OutputPath)), nil
+		return tailLines(c, t, *in.TailLines, state)
 	}
 	size, err := c.store.OutputSize(t)
 	if err != nil {
@@ -149,6 +146,22 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 			offset, end, size, state, t.OutputPath)
 	}
 	return withState(b.String(), note), nil
+}
+
+// tailLines is the last n lines of t's output, bounded like every read by
+// maxTextBytes: a large n on a long output would otherwise put megabytes
+// into the model's context.
+func tailLines(c *call, t *tasks.Task, n int, state string) (string, error) {
+	out := &tailBuffer{max: maxTextBytes}
+	if _, err := c.store.WriteOutputTail(t, out, n); err != nil {
+		return "", err
+	}
+	text := out.text(t.OutputPath)
+	if out.dropped > 0 {
+		return withState(text, fmt.Sprintf("[last %d lines, cut to the last %d bytes: read earlier output with offset and limit; %s; output file %s]",
+			n, maxTextBytes, state, t.OutputPath)), nil
+	}
+	return withState(text, fmt.Sprintf("[last %d lines; %s; output file %s]", n, state, t.OutputPath)), nil
 }
 
 // withState ends output text with a line saying what it is.

@@ -641,3 +641,19 @@ func TestMCPProgressShowsControlsAsEscapes(t *testing.T) {
 		t.Errorf("progress message = %q, want the bidi override as an escape", first)
 	}
 }
+
+// TestMCPOutputTailLinesIsBounded: tail_lines asks for lines, but what a
+// result carries is bounded by the same 30,000 bytes as every other read;
+// a large N on a long output keeps the last lines that fit and says so.
+func TestMCPOutputTailLinesIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	text, _ := callTool(t, cs, "shell", map[string]any{"command": "seq 1 100000"})
+	id := taskIDIn(t, text)
+	text, isErr := callTool(t, cs, "task_output", map[string]any{"task_id": id, "tail_lines": 1000000})
+	if isErr || len(text) > 31000 || !strings.Contains(text, "\n100000\n[") || !strings.Contains(text, "offset and limit") {
+		t.Errorf("task_output tail_lines 1000000: %d bytes (error %v), ending %q; want at most about 30,000 with the last line and a note saying how to read the rest",
+			len(text), isErr, text[max(len(text)-300, 0):])
+	}
+}
