@@ -135,8 +135,9 @@ type Input struct {
 
 // ShellCall is the input of Claude's Bash tool.
 type ShellCall struct {
-	Command         string `json:"command"`
-	RunInBackground bool   `json:"run_in_background"`
+	Command         string  `json:"command"`
+	RunInBackground bool    `json:"run_in_background"`
+	Timeout         float64 `json:"timeout,omitempty"` // ms, the call's own
 }
 
 // ParseInput reads a hook's stdin. Empty input is no error (a hook run by
@@ -402,19 +403,21 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, ho
 // Route answers Claude Code's PreToolUse for its Bash tool. Claude checks
 // a PreToolUse rewrite as rewritten, so nothing is rewritten or decided
 // here: Claude's calls reach qtask through its shell prefix, which cannot
-// tell a background call (run_in_background) from a foreground one. The
-// hook leaves the prefix a mark (route.MarkBackground), so that the run is
-// neither timed out nor announced by qtask: Claude announces its end
-// itself.
+// tell a background call (run_in_background) from a foreground one, nor
+// see the call's own timeout. The hook leaves the prefix a mark
+// (route.MarkCall): a background run is neither timed out nor announced
+// by qtask (Claude announces its end itself); a foreground run with its
+// own timeout is moved to the background a little before that one.
 func (a Agent) Route(in Input, opts Options) ([]byte, error) {
 	var call ShellCall
 	if in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
 		return nil, nil
 	}
-	if !opts.Routed || !call.RunInBackground {
+	mark := route.Call{Background: call.RunInBackground, Timeout: time.Duration(call.Timeout * float64(time.Millisecond))}
+	if !opts.Routed || !mark.Background && mark.Timeout <= 0 {
 		return nil, nil
 	}
-	return nil, route.MarkBackground(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command)
+	return nil, route.MarkCall(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command, mark)
 }
 
 // A resumed session keeps its id in all three agents (measured: `claude

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/qtask/qtask/agent/route"
 )
@@ -93,15 +94,20 @@ func TestRoute(t *testing.T) {
 	if out, err := Claude.Route(bg, Options{StateDir: dir, Routed: true}); out != nil || err != nil {
 		t.Fatalf("Claude's PreToolUse answered %q (%v): it must never rewrite or decide", out, err)
 	}
-	if !route.TakeBackground(filepath.Join(dir, "agent"), "s1", "make") {
+	if c, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); !ok || !c.Background {
 		t.Errorf("a routed background call left no mark for the shell prefix")
 	}
 	Claude.Route(bg, Options{StateDir: dir, Routed: false})
 	fg := bg
 	fg.ToolInput = shellCall(t, ShellCall{Command: "make"})
 	Claude.Route(fg, Options{StateDir: dir, Routed: true})
-	if route.TakeBackground(filepath.Join(dir, "agent"), "s1", "make") {
+	if _, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); ok {
 		t.Errorf("a mark was left without routing, or for a foreground call")
+	}
+	fg.ToolInput = shellCall(t, ShellCall{Command: "make", Timeout: 300000})
+	Claude.Route(fg, Options{StateDir: dir, Routed: true})
+	if c, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); !ok || c != (route.Call{Timeout: 5 * time.Minute}) {
+		t.Errorf("a foreground call with its own timeout left %+v, %v; want that timeout for the prefix", c, ok)
 	}
 
 	for _, other := range []Input{

@@ -18,6 +18,8 @@ package route
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -135,14 +137,19 @@ func ClaudeShell(script string) string {
 
 // ClaudeToolTimeout is the Bash tool's default timeout given
 // $BASH_DEFAULT_TIMEOUT_MS as Claude's commands see it (ms): that, else
-// two minutes. (A timeout the model passes with one call is not visible
-// to the prefix.)
+// two minutes. (A timeout the model passes with one call comes by the
+// PreToolUse hook's mark: Call.)
 func ClaudeToolTimeout(envMS string) time.Duration {
 	if ms, err := strconv.ParseInt(envMS, 10, 64); err == nil && ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return 2 * time.Minute
 }
+
+// ClaudeMaxTimeout bounds a call's own timeout as Claude's Bash tool does
+// by default (BASH_MAX_TIMEOUT_MS, 10 minutes): past it, the command is
+// still moved before Claude's own timeout could fire.
+const ClaudeMaxTimeout = 10 * time.Minute
 
 // BackgroundAfter is how long a routed foreground command may run before
 // qtask moves it to the background: a little under the agent's own tool
@@ -180,17 +187,25 @@ func IsClaudeShellLink(argv0 string) bool { return filepath.Base(argv0) == Claud
 // (measured). Claude waits on the prefix either way and, for a background
 // run, tells the model itself when it exits. So a background run must be
 // a task that qtask neither times out nor announces — one notification per
-// end, Claude's. Its PreToolUse hook, which sees run_in_background, leaves
-// a mark for the prefix, keyed by the session and the command.
+// end, Claude's. Nor does the prefix see a timeout the model passes with
+// one call, which is that call's tool timeout. Its PreToolUse hook, which
+// sees both, leaves a mark for the prefix, keyed by the session and the
+// command.
 
 // markTTL bounds how long a mark waits for its command: a call the user
 // refused leaves one behind, which must not make a later foreground run of
 // the same command a background one forever.
 const markTTL = 10 * time.Minute
 
-// MarkBackground records, in dir, that session's next routed run of
-// command is a background run.
-func MarkBackground(dir, session, command string) error {
+// Call is what the PreToolUse hook saw of a Bash call that its script
+// does not show.
+type Call struct {
+	Background bool          // run_in_background
+	Timeout    time.Duration // the call's own timeout; 0: the default
+}
+
+// MarkCall records, in dir, what session's next routed run of command is.
+func MarkCall(dir, session, command string, c Call) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -198,21 +213,29 @@ func MarkBackground(dir, session, command string) error {
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	_, err = fmt.Fprintf(f, "%t %d\n", c.Background, c.Timeout.Milliseconds())
+	return errors.Join(err, f.Close())
 }
 
-// TakeBackground reports whether a fresh mark for session's command is in
-// dir, and consumes it.
-func TakeBackground(dir, session, command string) bool {
+// TakeCall returns the fresh mark for session's command in dir, if there
+// is one, and consumes it.
+func TakeCall(dir, session, command string) (Call, bool) {
 	p := markPath(dir, session, command)
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.Mode().IsRegular() {
-		return false
+		return Call{}, false
 	}
-	if os.Remove(p) != nil {
-		return false // another run of the same command took it
+	data, err := os.ReadFile(p)
+	if os.Remove(p) != nil || err != nil || time.Since(fi.ModTime()) >= markTTL {
+		return Call{}, false // another run of the same command took it, or stale
 	}
-	return time.Since(fi.ModTime()) < markTTL
+	var c Call
+	var ms int64
+	if _, err := fmt.Sscanf(string(data), "%t %d", &c.Background, &ms); err != nil || ms < 0 {
+		return Call{}, false
+	}
+	c.Timeout = time.Duration(ms) * time.Millisecond
+	return c, true
 }
 
 func markPath(dir, session, command string) string {

@@ -133,27 +133,33 @@ func FuzzClaudeCommand(f *testing.F) {
 	})
 }
 
-func TestBackgroundMarks(t *testing.T) {
+func TestCallMarks(t *testing.T) {
 	dir := t.TempDir()
-	if TakeBackground(dir, "s1", "make") {
+	if _, ok := TakeCall(dir, "s1", "make"); ok {
 		t.Fatal("a mark nobody left was taken")
 	}
-	if err := MarkBackground(dir, "s1", "make"); err != nil {
+	if err := MarkCall(dir, "s1", "make", Call{Background: true}); err != nil {
 		t.Fatal(err)
 	}
-	if TakeBackground(dir, "s2", "make") || TakeBackground(dir, "s1", "make test") {
+	_, other := TakeCall(dir, "s2", "make")
+	_, otherCommand := TakeCall(dir, "s1", "make test")
+	if other || otherCommand {
 		t.Fatal("a mark was taken by another session or command")
 	}
-	if !TakeBackground(dir, "s1", "make") {
-		t.Fatal("the mark was not taken")
+	if c, ok := TakeCall(dir, "s1", "make"); !ok || c != (Call{Background: true}) {
+		t.Fatalf("the mark was taken as %+v, %v", c, ok)
 	}
-	if TakeBackground(dir, "s1", "make") {
+	if _, ok := TakeCall(dir, "s1", "make"); ok {
 		t.Fatal("a mark was taken twice")
 	}
-	MarkBackground(dir, "s1", "old")
+	MarkCall(dir, "s1", "make", Call{Timeout: 9 * time.Minute})
+	if c, ok := TakeCall(dir, "s1", "make"); !ok || c != (Call{Timeout: 9 * time.Minute}) {
+		t.Fatalf("a foreground call's timeout came back as %+v, %v", c, ok)
+	}
+	MarkCall(dir, "s1", "old", Call{Background: true})
 	old := time.Now().Add(-markTTL - time.Minute)
 	os.Chtimes(markPath(dir, "s1", "old"), old, old)
-	if TakeBackground(dir, "s1", "old") {
+	if _, ok := TakeCall(dir, "s1", "old"); ok {
 		t.Fatal("a stale mark was taken")
 	}
 	if _, err := os.Stat(markPath(dir, "s1", "old")); err == nil {

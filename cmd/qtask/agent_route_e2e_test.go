@@ -282,15 +282,9 @@ func TestClaudeHeredocCommandIsATask(t *testing.T) {
 	h := newHarness(t)
 	p := newAgentProject(t, h, "claude", "route-claude-heredoc")
 	command := "cat <<'EOF'\nheredoc-$((6*7))\nEOF\necho after"
-	mock, err := mockmodel.Start(mockmodel.Shell(command), mockmodel.Text("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock, run := p.claude(t, []mockmodel.Turn{mockmodel.Shell(command), mockmodel.Text("done")}, "Bash(cat:*)", "Bash(echo:*)")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
-		Args: []string{"--allowedTools", "Bash(cat:*)", "Bash(echo:*)"}}
 	turns := runScripted(t, ctx, mock, run, 2)
 	if results := turns[1].ToolResults(); len(results) != 1 || results[0] != "heredoc-$((6*7))\nafter" {
 		t.Errorf("the heredoc command's result: %q; want its output", results)
@@ -299,4 +293,53 @@ func TestClaudeHeredocCommandIsATask(t *testing.T) {
 	if task, ok := byCommand[command]; !ok || task.Status != tasks.StatusCompleted {
 		t.Errorf("the heredoc command is not a completed task: %+v", list)
 	}
+}
+
+// TestClaudeCallTimeoutIsHonoured: a timeout the model passes with one
+// Bash call is that call's tool timeout, which the shell prefix cannot see
+// in its script; the PreToolUse hook hands it over, so qtask moves the
+// command to the background a little before it (with the task id, and its
+// notification later, once) rather than Claude's own timeout firing first.
+func TestClaudeCallTimeoutIsHonoured(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	p := newAgentProject(t, h, "claude", "route-claude-timeout")
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	command := fmt.Sprintf("cat %s >/dev/null; echo late-$((6*7))-%s", p.gate, tag)
+	script := []mockmodel.Turn{
+		mockmodel.Tool("Bash", map[string]any{"command": command, "timeout": 4000}),
+		mockmodel.Text("It runs in the background."),
+		mockmodel.Text("All done."),
+	}
+	mock, run := p.claude(t, script, "Bash(cat:*)")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	opened := p.openGateAfter(ctx, mock, 1, nil)
+	turns := runScripted(t, ctx, mock, run, len(script))
+	<-opened
+	byCommand, list := p.tasks(t)
+	task, ok := byCommand[command]
+	if !ok {
+		t.Fatalf("no task for the command among %+v", list)
+	}
+	if results := turns[1].ToolResults(); len(results) != 1 || !strings.Contains(results[0], "moved to the background as task "+task.ID) {
+		t.Errorf("the call's result does not say qtask moved it before the call's own timeout: %q", results)
+	}
+	if n := turns[2].Count("late-42-" + tag); n < 1 || n != turns[2].Count("Background tasks you started have ended") {
+		t.Errorf("the last request carries the command's end %d times; want once per copy of the block\nrequests:\n%s", n, mock.Summary())
+	}
+}
+
+// claude starts a mock model serving script, and returns it with the run
+// of Claude in p against it, allowed the given tools.
+func (p *agentProject) claude(t *testing.T, script []mockmodel.Turn, allowed ...string) (*mockmodel.Server, *agenttest.Run) {
+	t.Helper()
+	mock, err := mockmodel.Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	return mock, &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
+		Args: append([]string{"--allowedTools"}, allowed...)}
 }

@@ -65,7 +65,12 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 		Command: command, Script: opts.Script, Shell: route.ClaudeShell(opts.Script), Agent: true,
 		OnTimeout: config.OnTimeoutBackground, ToolTimeout: route.ClaudeToolTimeout(deps.Env.ClaudeBashTimeout),
 	}
-	if route.TakeBackground(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command) {
+	call, _ := route.TakeCall(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command)
+	if call.Timeout > 0 {
+		// The model's timeout for this call is Claude's tool timeout.
+		run.ToolTimeout = min(call.Timeout, route.ClaudeMaxTimeout)
+	}
+	if call.Background {
 		// Claude's own background run: Claude waits it out and tells the
 		// model when it ends, so qtask neither times it out nor tells.
 		never := time.Duration(0)
