@@ -315,7 +315,7 @@ func resolveStart(opts *StartOptions) (string, error) {
 	}
 	fi, err := os.Stat(opts.Cwd)
 	if err != nil || !fi.IsDir() {
-		return "", &ArgumentError{Msg: fmt.Sprintf("working directory %q does not exist or is not a directory: give an existing one with --cwd", opts.Cwd)}
+		return "", &ArgumentError{Msg: fmt.Sprintf("working directory %q does not exist or is not a directory: give an existing one", opts.Cwd)}
 	}
 	shell, err := exec.LookPath(opts.Shell)
 	if err != nil {

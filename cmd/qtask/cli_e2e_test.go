@@ -197,6 +197,16 @@ func TestRmAndRestart(t *testing.T) {
 	if r := h.qtask("restart", running.ID); r.code != 1 || !strings.Contains(r.stderr, "still running") {
 		t.Errorf("restart of a running task: exit %d, %q", r.code, r.stderr)
 	}
+	// Its directory removed since: not a usage error (restart has no
+	// --cwd to fix it with), one line saying what is gone and what to do.
+	gone := filepath.Join(h.root, "gone")
+	os.Mkdir(gone, 0o700)
+	ran := h.wait(h.start("true", "--cwd", gone).ID)
+	os.Remove(gone)
+	if r := h.qtask("restart", ran.ID); r.code != exitError || strings.Contains(r.stderr, "--cwd (see") ||
+		!strings.Contains(r.stderr, "no longer a directory") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("restart of a task whose directory is gone: exit %d, %q; want exit 1, one line saying so", r.code, r.stderr)
+	}
 
 	if out := h.mustQtask("rm", done.ID); out != "Removed task "+done.ID+"\n" {
 		t.Errorf("rm printed %q", out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -80,6 +81,11 @@ task has a new id, printed as ` + "`qtask run --bg`" + ` prints it; the old one 
 				// Its match and limits are not kept: a plain rerun would
 				// be a shell task, not the monitor it was.
 				return fmt.Errorf("task %s is a monitor: start a new one with qtask monitor", t.ID)
+			}
+			// Checked here: the start's own check words it as a bad --cwd
+			// (a usage error), and restart has no --cwd to give.
+			if fi, err := os.Stat(t.Cwd); err != nil || !fi.IsDir() {
+				return fmt.Errorf("task %s ran in %q, which is no longer a directory: to run its command elsewhere, use qtask run --bg --cwd DIR", t.ID, t.Cwd)
 			}
 			return runRun(cmd.Context(), deps, &RunOptions{Command: t.Command, Name: t.Name, Cwd: t.Cwd, Background: true})
 		},
