@@ -592,3 +592,28 @@ func TestPluginMenuViewSwitchesClient(t *testing.T) {
 	}
 	h.mustQtask("stop", task.ID)
 }
+
+// f in the task menu follows a task; when the task ends, its last lines
+// (often why it failed) stay on the screen until a key is pressed. The
+// list was drawn over them at once (found by a new user's trial).
+func TestMenuFollowKeepsTheEndOnScreen(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	gate := h.fifoGate()
+	task := h.start("read x < " + gate + "; echo the-last-words; exit 3")
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitScreen(pane, "q quit")
+	h.tmux("send-keys", "-t", pane, "f")
+	eventually(t, "the follow to start", func() bool { return !strings.Contains(h.screen(pane), "q quit") })
+	h.openFifoGate(gate)
+	h.waitScreen(pane, "task "+task.ID+" ended; press a key")
+	if screen := h.screen(pane); !strings.Contains(screen, "the-last-words") {
+		t.Fatalf("the task's last output is not on the screen after its follow ended:\n%s", screen)
+	}
+	h.tmux("send-keys", "-t", pane, "j")
+	h.waitScreen(pane, "q quit")
+	h.tmux("send-keys", "-t", pane, "q")
+}

@@ -186,6 +186,9 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 			u.run(restore, "sh", "-c", `"$0" logs "$1" | `+pager, u.deps.Self, id)
 		case "f":
 			u.run(restore, u.deps.Self, "logs", "-f", id)
+			if u.ended(id) { // not left with Ctrl+C while it runs
+				u.pause("[qtask: task " + id + " ended; press a key to go back to the list]")
+			}
 		case "s":
 			u.note = quietly(ctx, u.deps.Self, "stop", id)
 		case "x":
@@ -236,6 +239,26 @@ func (u *ui) run(restore func(), name string, args ...string) {
 	signal.Reset(syscall.SIGINT)
 	fmt.Fprint(u.deps.IO.Out, "\x1b[?25l")
 	rawMode(u.tty)
+}
+
+// ended reports whether task id has ended, as the list would show it.
+func (u *ui) ended(id string) bool {
+	u.load()
+	i := u.index()
+	return i >= 0 && u.list[i].ID == id && !u.list[i].Running()
+}
+
+// pause shows line below what a program left on the screen and waits for a
+// key: a follow that ends with its task would otherwise have its last
+// lines, often the reason it failed, wiped at once by the list.
+func (u *ui) pause(line string) {
+	fmt.Fprint(u.deps.IO.Out, "\r\n"+line)
+	for {
+		k, err := readInput(u.tty, time.Hour)
+		if err != nil || k != "" {
+			return
+		}
+	}
 }
 
 // readInput waits up to timeout for keys ("" if none came). Reading only
