@@ -575,22 +575,6 @@ func TestMCPResultsCarryNoControlCharacters(t *testing.T) {
 	}
 }
 
-// TestMCPOutputLimitZero: task_output with limit 0 asks for at most 0
-// bytes; it must not read the whole file (the reader's 0 means "no
-// limit"), which could put megabytes past the 30,000-byte cap into the
-// model's context.
-func TestMCPOutputLimitZero(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t)
-	cs, _ := h.mcpClient(nil)
-	text, _ := callTool(t, cs, "shell", map[string]any{"command": "head -c 100000 /dev/zero | tr '\\0' a; echo"})
-	id := taskIDIn(t, text)
-	text, isErr := callTool(t, cs, "task_output", map[string]any{"task_id": id, "offset": 0, "limit": 0})
-	if isErr || len(text) > 1000 || !strings.HasPrefix(text, "[bytes 0-0 of 100001;") {
-		t.Errorf("task_output limit 0: %d bytes (error %v), starting %.200q; want only the note, bytes 0-0", len(text), isErr, text)
-	}
-}
-
 // TestMCPHTTPAddressIsChecked: an empty --http (an unset variable) is not
 // taken as "no --http", which would quietly serve stdio instead, and a
 // port out of range is a usage error like any other bad --http value.
@@ -642,18 +626,29 @@ func TestMCPProgressShowsControlsAsEscapes(t *testing.T) {
 	}
 }
 
-// TestMCPOutputTailLinesIsBounded: tail_lines asks for lines, but what a
-// result carries is bounded by the same 30,000 bytes as every other read;
-// a large N on a long output keeps the last lines that fit and says so.
-func TestMCPOutputTailLinesIsBounded(t *testing.T) {
+// TestMCPOutputIsBounded: what task_output carries is bounded by 30,000
+// bytes however it is asked: limit 0 is at most 0 bytes (the reader's 0
+// means "no limit"), and a large tail_lines on a long output keeps the
+// last lines that fit and says how to read the rest.
+func TestMCPOutputIsBounded(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	cs, _ := h.mcpClient(nil)
 	text, _ := callTool(t, cs, "shell", map[string]any{"command": "seq 1 100000"})
 	id := taskIDIn(t, text)
-	text, isErr := callTool(t, cs, "task_output", map[string]any{"task_id": id, "tail_lines": 1000000})
-	if isErr || len(text) > 31000 || !strings.Contains(text, "\n100000\n[") || !strings.Contains(text, "offset and limit") {
-		t.Errorf("task_output tail_lines 1000000: %d bytes (error %v), ending %q; want at most about 30,000 with the last line and a note saying how to read the rest",
-			len(text), isErr, text[max(len(text)-300, 0):])
+	for _, c := range []struct {
+		args map[string]any
+		want func(string) bool
+	}{
+		{map[string]any{"offset": 0, "limit": 0}, func(s string) bool { return strings.HasPrefix(s, "[bytes 0-0 of 588895;") }},
+		{map[string]any{"tail_lines": 1000000}, func(s string) bool {
+			return strings.Contains(s, "\n100000\n[") && strings.Contains(s, "offset and limit")
+		}},
+	} {
+		c.args["task_id"] = id
+		text, isErr := callTool(t, cs, "task_output", c.args)
+		if isErr || len(text) > 31000 || !c.want(text) {
+			t.Errorf("task_output %v: %d bytes (error %v), starting %.200q, ending %q", c.args, len(text), isErr, text, text[max(len(text)-300, 0):])
+		}
 	}
 }
