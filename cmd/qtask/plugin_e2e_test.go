@@ -617,3 +617,25 @@ func TestMenuFollowKeepsTheEndOnScreen(t *testing.T) {
 	h.waitScreen(pane, "q quit")
 	h.tmux("send-keys", "-t", pane, "q")
 }
+
+// Enter in the task menu on a task that has ended says so on the menu's
+// bottom line and keeps the menu open. It ran attach, whose refusal was
+// printed and wiped at once as the menu, and with it the popup, closed
+// (found by a new user's trial).
+func TestMenuViewOfEndedTaskSaysSo(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	task := h.start("exit 0")
+	h.wait(task.ID)
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitScreen(pane, "q quit")
+	h.tmux("send-keys", "-t", pane, "Enter")
+	h.waitScreen(pane, "task "+task.ID+" is not running (completed (exit 0))")
+	if !h.menuRunning() {
+		t.Fatalf("the menu closed on Enter on an ended task:\n%s", h.screen(pane))
+	}
+	h.tmux("send-keys", "-t", pane, "q")
+}

@@ -179,6 +179,12 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		id := u.selected
 		switch k {
 		case "\r":
+			if t := u.list[i]; !t.Running() {
+				// attach would say so and the ui would close with its
+				// popup before the line could be read.
+				u.note = fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
+				return true
+			}
 			u.run(restore, u.deps.Self, "attach", id)
 			return false // the client now shows the task: the popup's job is done
 		case "l":
