@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/tasks"
 )
 
 // attachClient attaches a real tmux client to session on the harness's
@@ -26,22 +28,32 @@ func (h *harness) attachClient(session string) {
 	})
 }
 
+// switchedToTask attaches a client to a session "user", starts a task and
+// runs `qtask VERB ID` (attach, fg) from the user's pane, which must switch
+// the client to the task's pane. It returns the task, the user's pane and
+// the environment of a command run in that pane.
+func (h *harness) switchedToTask(verb string) (task tasks.Task, userPane string, env []string) {
+	h.t.Helper()
+	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
+		h.t.Fatal(err)
+	}
+	h.attachClient("user")
+	userPane, _ = h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
+	task = h.start("sleep 30")
+	env = []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
+	if r := h.qtaskIn(h.root, env, verb, task.ID); r.code != 0 {
+		h.t.Fatalf("qtask %s inside tmux: exit %d %s", verb, r.code, r.stderr)
+	}
+	if shown, _ := h.tmux("list-clients", "-F", "#{pane_id}"); shown != task.PaneID {
+		h.t.Fatalf("the client shows pane %q after qtask %s, want the task's %s", shown, verb, task.PaneID)
+	}
+	return task, userPane, env
+}
+
 func TestAttachSwitchesClientToTask(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
-		t.Fatal(err)
-	}
-	h.attachClient("user")
-	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
-	task := h.start("sleep 30")
-	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
-	if r := h.qtaskIn(h.root, env, "fg", task.ID); r.code != 0 {
-		t.Fatalf("qtask fg inside tmux: exit %d %s", r.code, r.stderr)
-	}
-	if shown, _ := h.tmux("list-clients", "-F", "#{pane_id}"); shown != task.PaneID {
-		t.Fatalf("the client shows pane %q after qtask fg, want the task's %s", shown, task.PaneID)
-	}
+	task, userPane, env := h.switchedToTask("fg")
 
 	here := h.start("sleep 30")
 	if r := h.qtaskIn(h.root, env, "attach", "--here", here.ID); r.code != 0 {
@@ -67,19 +79,7 @@ func TestAttachSwitchesClientToTask(t *testing.T) {
 func TestAttachedClientStaysInTmuxWhenTaskEnds(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if _, err := h.tmux("new-session", "-d", "-s", "user"); err != nil {
-		t.Fatal(err)
-	}
-	h.attachClient("user")
-	userPane, _ := h.tmux("display-message", "-p", "-t", "=user:", "#{pane_id}")
-	task := h.start("sleep 30")
-	env := []string{"QTASK_TMUX_SOCKET=", "TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + userPane}
-	if r := h.qtaskIn(h.root, env, "attach", task.ID); r.code != 0 {
-		t.Fatalf("qtask attach inside tmux: exit %d %s", r.code, r.stderr)
-	}
-	if shown, _ := h.tmux("list-clients", "-F", "#{pane_id}"); shown != task.PaneID {
-		t.Fatalf("the client shows pane %q after qtask attach, want the task's %s", shown, task.PaneID)
-	}
+	task, _, _ := h.switchedToTask("attach")
 	h.mustQtask("stop", task.ID)
 	eventually(t, "the task's session to close", func() bool {
 		_, err := h.tmux("has-session", "-t", "=qtask")

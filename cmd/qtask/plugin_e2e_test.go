@@ -547,10 +547,7 @@ func TestMenuColumnsLineUp(t *testing.T) {
 	running := h.start("sleep 60", "--name", "running-task")
 	h.wait(done.ID)
 	h.wait(failed.ID)
-	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
-		t.Fatal(err)
-	}
-	h.waitScreen(pane, "q quit")
+	h.openUI(pane)
 	screen := h.screen(pane)
 	column := map[string]int{}
 	for _, line := range strings.Split(screen, "\n") {
@@ -602,10 +599,7 @@ func TestMenuFollowKeepsTheEndOnScreen(t *testing.T) {
 	pane := h.shellSession("work")
 	gate := h.fifoGate()
 	task := h.start("read x < " + gate + "; echo the-last-words; exit 3")
-	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
-		t.Fatal(err)
-	}
-	h.waitScreen(pane, "q quit")
+	h.openUI(pane)
 	h.tmux("send-keys", "-t", pane, "f")
 	eventually(t, "the follow to start", func() bool { return !strings.Contains(h.screen(pane), "q quit") })
 	h.openFifoGate(gate)
@@ -628,14 +622,20 @@ func TestMenuViewOfEndedTaskSaysSo(t *testing.T) {
 	pane := h.shellSession("work")
 	task := h.start("exit 0")
 	h.wait(task.ID)
-	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
-		t.Fatal(err)
-	}
-	h.waitScreen(pane, "q quit")
+	h.openUI(pane)
 	h.tmux("send-keys", "-t", pane, "Enter")
 	h.waitScreen(pane, "task "+task.ID+" is not running (completed (exit 0))")
 	if !h.menuRunning() {
 		t.Fatalf("the menu closed on Enter on an ended task:\n%s", h.screen(pane))
 	}
 	h.tmux("send-keys", "-t", pane, "q")
+}
+
+// openUI types `qtask ui` into pane's shell and waits for the list.
+func (h *harness) openUI(pane string) {
+	h.t.Helper()
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", qtaskBin+" ui\r"); err != nil {
+		h.t.Fatal(err)
+	}
+	h.waitScreen(pane, "q quit")
 }
