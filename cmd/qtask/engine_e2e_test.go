@@ -627,7 +627,7 @@ func TestCtrlZInATaskPaneDoesNotStopTheTask(t *testing.T) {
 func TestTaskWithoutCallerTermGetsThePanes(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.start("true") // the server, so that its default-terminal can be read
+	h.start("sleep 300") // keeps the server up, so that its default-terminal can be read
 	paneTerm, err := h.tmux("show-options", "-gv", "default-terminal")
 	if err != nil || paneTerm == "" {
 		t.Fatalf("default-terminal: %q %v", paneTerm, err)
