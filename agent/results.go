@@ -29,6 +29,15 @@ func MovedToBackground(qtask, id, outputPath string, timeout time.Duration, time
 	return fmt.Sprintf("Not finished yet: %s as task %s, and it keeps running.\n", why, id) + howTo(qtask, id, outputPath)
 }
 
+// StoppedFromOutside is the note that goes with the exit code of a
+// foreground command that `qtask stop` ended (a person, from the menu or a
+// shell, or another process): without it, the agent reads the stop's
+// SIGTERM (exit 143) as the command failing and may run it again.
+func StoppedFromOutside(id string) string {
+	return fmt.Sprintf("[qtask] This command did not end by itself: task %s was stopped with `qtask stop` "+
+		"(by a person or another process) while it ran. Do not run it again unless you are asked to.", id)
+}
+
 // howTo is what the agent can do with a task still running: commands it
 // runs as they are written, so qtask names the binary as the agent's
 // shell finds it ("qtask", or its full path when qtask is not on the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,6 +133,34 @@ func TestAgentWindowsGoToTheQtaskSession(t *testing.T) {
 		h.tmux("send-keys", "-t", task.PaneID, "x", "Enter")
 		if code := fg.wait(t); code != 0 {
 			t.Fatalf("foreground run exited %d: %s", code, fmt.Sprint(fg.stdout.String()))
+		}
+	}
+}
+
+// TestAgentToldOfAStopFromElsewhere: an agent's foreground command that
+// `qtask stop` ends (a person at the menu, say) comes back with its exit
+// code and a note saying it was stopped, not that it failed; a command
+// the agent itself interrupted (SIGINT to its qtask run) gets no note.
+func TestAgentToldOfAStopFromElsewhere(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	const note = "did not end by itself"
+	for _, c := range []struct {
+		byCaller bool
+		code     int
+	}{{false, 143}, {true, 130}} {
+		fg := h.runForeground([]string{"QTASK_AGENT=1"}, "--timeout", "0", "--", "echo ready; sleep 300")
+		eventually(t, "ready", func() bool { return strings.Contains(fg.stdout.String(), "ready") })
+		task := h.lastTask()
+		if c.byCaller {
+			fg.cmd.Process.Signal(syscall.SIGINT)
+		} else {
+			h.mustQtask("stop", task.ID)
+		}
+		code := fg.wait(t)
+		told := strings.Contains(fg.stderr.String(), note) && strings.Contains(fg.stderr.String(), task.ID)
+		if code != c.code || told == c.byCaller {
+			t.Errorf("stopped by its own caller %v: exit %d (want %d), note %v; stderr %q", c.byCaller, code, c.code, told, fg.stderr.String())
 		}
 	}
 }

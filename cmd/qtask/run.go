@@ -259,6 +259,13 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 	if res.Promoted {
 		return reportPromoted(deps, out, res, timeout, opts.Agent)
 	}
+	if opts.Agent && res.Task.Status == tasks.StatusCancelled && ctx.Err() == nil {
+		// Cancelled, and not by this caller's own interrupt (which
+		// cancels ctx): a stop from elsewhere, which the agent would
+		// otherwise read as the command failing.
+		out.endLine()
+		fmt.Fprintln(deps.IO.ErrOut, agent.StoppedFromOutside(displayValue(res.Task.ID)))
+	}
 	return reportEnd(deps, out, res.Task, timeout, opts)
 }
 
