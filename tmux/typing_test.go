@@ -50,7 +50,10 @@ func slowTUI(log string) {
 				line = append(line, '\n')
 				fmt.Print("\r\n  ")
 			case c == '\r':
-				os.WriteFile(log, append(line, '\n'), 0o600)
+				// Whole or not at all: the test reads log as soon as it
+				// exists, and a file created but not yet written read "".
+				os.WriteFile(log+".tmp", append(line, '\n'), 0o600)
+				os.Rename(log+".tmp", log)
 				line = nil
 				fmt.Print("\r\n> ")
 			default:
