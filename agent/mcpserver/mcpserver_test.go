@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -121,6 +122,38 @@ func TestFilterLinesRefusesBatchesTheSessionForbids(t *testing.T) {
 		}
 		if refused := strings.Contains(reply.String(), "-32600"); refused == passes {
 			t.Errorf("%s: replies %q, want the batch refused %v", version, reply.String(), !passes)
+		}
+	}
+}
+
+// TestFilterLinesLearnsTheVersionOnce: an initialize inside a batch is
+// refused (the protocol forbids it, and the SDK would negotiate a version
+// in which the next batch ends the session), and a second initialize,
+// which the SDK refuses, does not change what the filter lets through.
+func TestFilterLinesLearnsTheVersionOnce(t *testing.T) {
+	initWith := func(v string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `"}}`
+	}
+	batch := `[{"jsonrpc":"2.0","id":2,"method":"ping"}]`
+	for name, c := range map[string]struct {
+		lines   []string
+		refused []string // lines answered with -32600, not passed on
+	}{
+		"initialize in a batch": {[]string{"[" + initWith("2025-06-18") + "]"}, []string{"[" + initWith("2025-06-18") + "]"}},
+		"second initialize":     {[]string{initWith("2025-06-18"), initWith("2024-11-05"), batch}, []string{batch}},
+	} {
+		var valid, reply bytes.Buffer
+		if err := filterLines(strings.NewReader(strings.Join(c.lines, "\n")+"\n"), &valid, &reply); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range c.lines {
+			refused := slices.Contains(c.refused, l)
+			if passed := strings.Contains(valid.String(), l+"\n"); passed == refused {
+				t.Errorf("%s: %s passed on %v, want %v (passed: %q)", name, l, passed, !refused, valid.String())
+			}
+		}
+		if got := strings.Count(reply.String(), "-32600"); got != len(c.refused) {
+			t.Errorf("%s: %d refusals, want %d: %q", name, got, len(c.refused), reply.String())
 		}
 	}
 }

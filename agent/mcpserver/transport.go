@@ -33,7 +33,8 @@ func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 // others on reply. It returns when in ends (nil at EOF) or valid is closed.
 func filterLines(in io.Reader, valid io.Writer, reply io.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
-	batches := true // until initialize, as the SDK has it
+	batches := true  // until initialize, as the SDK has it
+	learned := false // the first initialize decides; the SDK refuses later ones
 	for {
 		line, tooLong, err := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
@@ -44,8 +45,8 @@ func filterLines(in io.Reader, valid io.Writer, reply io.Writer) error {
 			} else if _, werr := valid.Write(append(line, '\n')); werr != nil {
 				return werr
 			}
-			if v, ok := initializeVersion(line); ok {
-				batches = batchesAllowed(v)
+			if v, ok := initializeVersion(line); ok && !learned {
+				batches, learned = batchesAllowed(v), true
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -117,8 +118,14 @@ func decodeMessages(line []byte, batches bool) error {
 		return errors.New("an empty or unreadable batch")
 	}
 	for _, m := range batch {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+		msg, err := jsonrpc.DecodeMessage(m)
+		if err != nil {
 			return err
+		}
+		// The version a session speaks is learned from a lone initialize
+		// (filterLines); the protocol never allows one in a batch.
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+			return errors.New("initialize cannot be part of a batch: send it alone on its line")
 		}
 	}
 	return nil
