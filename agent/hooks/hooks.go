@@ -407,16 +407,17 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, ho
 // see the call's own timeout. The hook leaves the prefix a mark
 // (route.MarkCall): a background run is neither timed out nor announced
 // by qtask (Claude announces its end itself); a foreground run with its
-// own timeout is moved to the background a little before that one.
+// own timeout is moved to the background a little before that one. Every
+// routed call leaves one, a plain foreground call too: the hook runs
+// before Claude's permission check, so a call the user refused leaves its
+// mark, and the next call of the same command must replace it rather than
+// take it.
 func (a Agent) Route(in Input, opts Options) ([]byte, error) {
 	var call ShellCall
-	if in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
+	if !opts.Routed || in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
 		return nil, nil
 	}
 	mark := route.Call{Background: call.RunInBackground, Timeout: time.Duration(call.Timeout * float64(time.Millisecond))}
-	if !opts.Routed || !mark.Background && mark.Timeout <= 0 {
-		return nil, nil
-	}
 	return nil, route.MarkCall(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command, mark)
 }
 

@@ -98,11 +98,18 @@ func TestRoute(t *testing.T) {
 		t.Errorf("a routed background call left no mark for the shell prefix")
 	}
 	Claude.Route(bg, Options{StateDir: dir, Routed: false})
+	if _, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); ok {
+		t.Errorf("a mark was left without routing")
+	}
+	// A call the user refuses leaves its mark (the hook runs before the
+	// permission check); the next call of the command replaces it.
 	fg := bg
+	fg.ToolInput = shellCall(t, ShellCall{Command: "make", Timeout: 600000})
+	Claude.Route(fg, Options{StateDir: dir, Routed: true})
 	fg.ToolInput = shellCall(t, ShellCall{Command: "make"})
 	Claude.Route(fg, Options{StateDir: dir, Routed: true})
-	if _, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); ok {
-		t.Errorf("a mark was left without routing, or for a foreground call")
+	if c, ok := route.TakeCall(filepath.Join(dir, "agent"), "s1", "make"); !ok || c != (route.Call{}) {
+		t.Errorf("a plain foreground call after a refused one left %+v, %v; want its own plain mark", c, ok)
 	}
 	fg.ToolInput = shellCall(t, ShellCall{Command: "make", Timeout: 300000})
 	Claude.Route(fg, Options{StateDir: dir, Routed: true})

@@ -229,6 +229,9 @@ func TakeCall(dir, session, command string) (Call, bool) {
 	if os.Remove(p) != nil || err != nil || time.Since(fi.ModTime()) >= markTTL {
 		return Call{}, false // another run of the same command took it, or stale
 	}
+	if len(data) == 0 {
+		return Call{Background: true}, true // an older qtask's mark: background calls only
+	}
 	var c Call
 	var ms int64
 	if _, err := fmt.Sscanf(string(data), "%t %d", &c.Background, &ms); err != nil || ms < 0 {

@@ -156,6 +156,11 @@ func TestCallMarks(t *testing.T) {
 	if c, ok := TakeCall(dir, "s1", "make"); !ok || c != (Call{Timeout: 9 * time.Minute}) {
 		t.Fatalf("a foreground call's timeout came back as %+v, %v", c, ok)
 	}
+	// An older qtask marked background calls with an empty file.
+	os.WriteFile(markPath(dir, "s1", "older"), nil, 0o600)
+	if c, ok := TakeCall(dir, "s1", "older"); !ok || c != (Call{Background: true}) {
+		t.Fatalf("an older qtask's mark was taken as %+v, %v; want a background call", c, ok)
+	}
 	MarkCall(dir, "s1", "old", Call{Background: true})
 	old := time.Now().Add(-markTTL - time.Minute)
 	os.Chtimes(markPath(dir, "s1", "old"), old, old)
