@@ -18,6 +18,11 @@ func Check(addr string, anyHost bool) error {
 	}
 	// Checked here so that a bad port is a usage error like a bad host,
 	// not a listen failure; a service name ("http") resolves as net does.
+	// An empty one (an unset variable: "127.0.0.1:$PORT") would listen on
+	// a port of the system's choosing, which only "0" asks for.
+	if port == "" {
+		return fmt.Errorf("--http %q: no port: want HOST:PORT, e.g. 127.0.0.1:8765 (port 0 for any free one)", addr)
+	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
 		return fmt.Errorf("--http %q: port %q is not a number from 0 to 65535", addr, port)
 	}

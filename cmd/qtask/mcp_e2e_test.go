@@ -587,6 +587,7 @@ func TestMCPHTTPAddressIsChecked(t *testing.T) {
 	}{
 		{[]string{"mcp", "--http", ""}, `--http "": want HOST:PORT`},
 		{[]string{"mcp", "--http", "127.0.0.1:99999"}, `port "99999" is not a number from 0 to 65535`},
+		{[]string{"mcp", "--http", "127.0.0.1:"}, `--http "127.0.0.1:": no port`},
 	} {
 		if r := h.qtask(c.args...); r.code != exitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("qtask %q: exit %d %q, want exit %d, one line saying %q", c.args, r.code, r.stderr, exitUsage, c.want)
