@@ -154,9 +154,12 @@ const ClaudeMaxTimeout = 10 * time.Minute
 // BackgroundAfter is how long a routed foreground command may run before
 // qtask moves it to the background: a little under the agent's own tool
 // timeout (110 s of Claude's 120 s), so the agent gets qtask's "moved to
-// the background" with the task id rather than its own timeout.
+// the background" with the task id rather than its own timeout. A tool
+// timeout of 2 s or less (a model may pass one with a call) keeps half of
+// it: a second off would leave nothing, which reads as no timeout at all.
 func BackgroundAfter(toolTimeout time.Duration) time.Duration {
-	return toolTimeout - max(toolTimeout/12, time.Second)
+	margin := min(max(toolTimeout/12, time.Second), toolTimeout/2)
+	return max(toolTimeout-margin, time.Millisecond)
 }
 
 // ForegroundTimeout is the foreground timeout of a command run under an

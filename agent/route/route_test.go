@@ -102,6 +102,11 @@ func TestTimeouts(t *testing.T) {
 	if got := BackgroundAfter(6 * time.Second); got != 5*time.Second {
 		t.Errorf("BackgroundAfter(6s) = %v, want 5s", got)
 	}
+	for tool, want := range map[time.Duration]time.Duration{time.Second: 500 * time.Millisecond, 1050 * time.Millisecond: 525 * time.Millisecond, time.Millisecond: time.Millisecond} {
+		if got := BackgroundAfter(tool); got != want {
+			t.Errorf("BackgroundAfter(%v) = %v, want %v: a short tool timeout keeps half, never none", tool, got, want)
+		}
+	}
 	for _, c := range []struct{ configured, tool, want time.Duration }{
 		{2 * time.Minute, 0, 2 * time.Minute},
 		{2 * time.Minute, 2 * time.Minute, 110 * time.Second},
