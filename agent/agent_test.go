@@ -32,7 +32,10 @@ func TestLongRunningHint(t *testing.T) {
 		{3 * time.Second, -time.Minute, 3},
 	}
 	hints := map[string]func(ran, timeout time.Duration, outputPath string) string{
-		"LongRunningHint": LongRunningHint, "AgentLongRunningHint": AgentLongRunningHint,
+		"LongRunningHint": LongRunningHint,
+		"AgentLongRunningHint": func(ran, timeout time.Duration, outputPath string) string {
+			return AgentLongRunningHint("qtask", ran, timeout, outputPath)
+		},
 	}
 	for fn, hintFor := range hints {
 		for _, tc := range cases {

@@ -50,11 +50,11 @@ func howTo(qtask, id, outputPath string) string {
 
 // AgentLongRunningHint is LongRunningHint worded for an agent, due by the
 // same rule; "" when no note is due.
-func AgentLongRunningHint(ran, timeout time.Duration, outputPath string) string {
+func AgentLongRunningHint(qtask string, ran, timeout time.Duration, outputPath string) string {
 	if !longRunning(ran, timeout) {
 		return ""
 	}
 	return fmt.Sprintf("[qtask] This command ran for %ds. Next time, run similar long commands in the background "+
-		"(your shell tool's background option, or `qtask run --bg -- COMMAND`): you will be told when they end. "+
-		"This one has finished: do not re-run it; its output is also in %s", int(ran.Round(time.Second)/time.Second), outputPath)
+		"(your shell tool's background option, or `%s run --bg -- COMMAND`): you will be told when they end. "+
+		"This one has finished: do not re-run it; its output is also in %s", int(ran.Round(time.Second)/time.Second), qtask, outputPath)
 }

@@ -22,6 +22,9 @@ const maxShellDepth = 4
 // nothing more than a notification would tell it.
 type SleepError struct {
 	Duration time.Duration // math.MaxInt64 for `sleep infinity`
+	// Qtask is how the agent's shell runs qtask: "qtask", or its full
+	// path when the agent's PATH does not find it.
+	Qtask string
 }
 
 func (e *SleepError) Error() string {
@@ -29,15 +32,15 @@ func (e *SleepError) Error() string {
 	if e.Duration < math.MaxInt64 {
 		d = "for " + e.Duration.String()
 	}
-	return fmt.Sprintf("refused: this command starts by sleeping %s, which only blocks your shell. "+
-		"To wait for something to finish, start it in the background (`qtask run --bg -- COMMAND`, or your "+
+	return fmt.Sprintf("refused: this command starts by sleeping %[1]s, which only blocks your shell. "+
+		"To wait for something to finish, start it in the background (`%[3]s run --bg -- COMMAND`, or your "+
 		"shell tool's background option): you will be told with a <task-notification> when it ends, or wait "+
-		"for it with `qtask wait ID`. To wait for a condition, run the check itself in the background "+
-		"(`qtask run --bg -- 'until CHECK; do sleep 1; done'`); to wait for a line in some output (a server "+
-		"saying it is ready, an ERROR), start a monitor (`qtask monitor --match REGEX -- COMMAND`, or "+
-		"`qtask monitor ID --match REGEX` for a running task): each matching line is a notification. "+
-		"Sleeps under %s, `sleep N &` and sleeps "+
-		"later in a chain are not refused.", d, MinRefusedSleep)
+		"for it with `%[3]s wait ID`. To wait for a condition, run the check itself in the background "+
+		"(`%[3]s run --bg -- 'until CHECK; do sleep 1; done'`); to wait for a line in some output (a server "+
+		"saying it is ready, an ERROR), start a monitor (`%[3]s monitor --match REGEX -- COMMAND`, or "+
+		"`%[3]s monitor ID --match REGEX` for a running task): each matching line is a notification. "+
+		"Sleeps under %[2]s, `sleep N &` and sleeps "+
+		"later in a chain are not refused.", d, MinRefusedSleep, e.Qtask)
 }
 
 // CheckSleep returns a *SleepError when cmd begins with `sleep N` (N at
@@ -47,9 +50,10 @@ func (e *SleepError) Error() string {
 // sleep piped into something, sent to the background with `&`, shorter
 // than MinRefusedSleep, whose length is not literal (`sleep $N`), or not
 // first in the chain is left alone. One linear pass per nesting level.
-func CheckSleep(cmd string) error {
+// qtask is how the agent's shell runs qtask, for the refusal's advice.
+func CheckSleep(cmd, qtask string) error {
 	if d, ok := leadingSleep(cmd, 0); ok {
-		return &SleepError{Duration: d}
+		return &SleepError{Duration: d, Qtask: qtask}
 	}
 	return nil
 }

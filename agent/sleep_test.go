@@ -75,7 +75,7 @@ var sleepCases = []struct {
 
 func TestCheckSleep(t *testing.T) {
 	for _, tc := range sleepCases {
-		err := CheckSleep(tc.cmd)
+		err := CheckSleep(tc.cmd, "qtask")
 		var se *SleepError
 		switch {
 		case tc.want == 0 && err != nil:
@@ -90,13 +90,18 @@ func TestCheckSleep(t *testing.T) {
 }
 
 func TestSleepErrorGuides(t *testing.T) {
-	msg := CheckSleep("sleep 30").Error()
-	for _, want := range []string{"for 30s", "qtask run --bg", "<task-notification>", "qtask wait"} {
+	// qtask off the agent's PATH: the advice names it as the agent's
+	// shell can run it.
+	msg := CheckSleep("sleep 30", "/opt/q/qtask").Error()
+	for _, want := range []string{"for 30s", "`/opt/q/qtask run --bg", "<task-notification>", "`/opt/q/qtask wait", "`/opt/q/qtask monitor"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the refusal lacks %q: %q", want, msg)
 		}
 	}
-	if msg := CheckSleep("sleep infinity").Error(); !strings.Contains(msg, "forever") {
+	if strings.Contains(msg, "`qtask ") {
+		t.Errorf("the refusal names a bare qtask the agent's shell cannot find: %q", msg)
+	}
+	if msg := CheckSleep("sleep infinity", "qtask").Error(); !strings.Contains(msg, "forever") {
 		t.Errorf("sleep infinity: %q", msg)
 	}
 }
@@ -108,12 +113,12 @@ func FuzzCheckSleep(f *testing.F) {
 		f.Add(tc.cmd)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
-		err := CheckSleep(cmd)
+		err := CheckSleep(cmd, "qtask")
 		if err == nil {
 			return
 		}
 		for _, tail := range []string{"\n", " # note", "; true", "\ntrue"} {
-			if CheckSleep(cmd+tail) == nil {
+			if CheckSleep(cmd+tail, "qtask") == nil {
 				t.Errorf("%q is refused but %q is not", cmd, cmd+tail)
 			}
 		}

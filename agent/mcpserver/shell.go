@@ -55,7 +55,7 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 		in.IsBackground = true
 	}
 	if !in.IsBackground {
-		if err := agent.CheckSleep(in.Command); err != nil {
+		if err := agent.CheckSleep(in.Command, "qtask"); err != nil {
 			return "", err
 		}
 	}
@@ -205,7 +205,7 @@ func (h *handlers) foreground(c *call, t *tasks.Task, timeout time.Duration) (st
 		c.own = end.ID // this result is its notification
 		fmt.Fprintf(&b, "Task %s %s.", end.ID, end.StatusText())
 		if end.EndedByItself() {
-			if hint := agent.AgentLongRunningHint(end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
+			if hint := agent.AgentLongRunningHint("qtask", end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
 				b.WriteString("\n" + hint)
 			}
 		}

@@ -58,7 +58,7 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 	if !ok {
 		return execShell("sh", opts.Script, deps.Environ)
 	}
-	if err := agent.CheckSleep(command); err != nil {
+	if err := agent.CheckSleep(command, deps.agentName()); err != nil {
 		return err
 	}
 	run := &RunOptions{

@@ -85,6 +85,10 @@ func TestAgentModeResults(t *testing.T) {
 			t.Errorf("with qtask not on PATH, the agent's result lacks %q: exit %d\n%s", want, r.code, r.stdout)
 		}
 	}
+	r = h.qtaskIn(h.root, []string{"PATH=/usr/bin:/bin"}, "run", "--agent", "--", "sleep 30")
+	if r.code != exitUsage || !strings.Contains(r.stderr, qtaskBin+" run --bg") || !strings.Contains(r.stderr, qtaskBin+" wait ID") {
+		t.Errorf("with qtask not on PATH, the sleep refusal's advice lacks its full path: exit %d\n%s", r.code, r.stderr)
+	}
 	gate := h.fifoGate() // the command ends after its timeout, never before
 	r = h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "run", "--timeout", "2s", "--", "echo begun; read x < "+gate+"; echo done")
 	task = h.lastTask()

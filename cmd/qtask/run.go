@@ -113,7 +113,7 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 	}
 	opts.Agent = opts.Agent || deps.Env.Agent
 	if opts.Agent && !opts.Background {
-		if err := agent.CheckSleep(opts.Command); err != nil {
+		if err := agent.CheckSleep(opts.Command, deps.agentName()); err != nil {
 			return err
 		}
 	}
@@ -320,7 +320,9 @@ func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Durat
 	if end.EndedByItself() {
 		hintFor := agent.LongRunningHint
 		if opts.Agent {
-			hintFor = agent.AgentLongRunningHint
+			hintFor = func(ran, timeout time.Duration, outputPath string) string {
+				return agent.AgentLongRunningHint(deps.agentName(), ran, timeout, outputPath)
+			}
 		}
 		if hint := hintFor(end.Runtime(time.Now()), timeout, displayValue(end.OutputPath)); hint != "" {
 			out.endLine()
