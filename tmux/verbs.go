@@ -98,8 +98,9 @@ func (s Server) StartWindow(ctx context.Context, spec WindowSpec) (PaneID, int, 
 // (this session only), just created: a person who switched to a task's
 // pane (qtask attach, the menu) is in this session, and when its last task
 // ends and tmux destroys it, tmux's default would detach their client and
-// drop them out of tmux; off sends the client to the session it was in
-// before. Best effort: the session works without it.
+// drop them out of tmux; off moves the client to the most recently used
+// session left (tmux 3.3 has no "previous"). Best effort: the session
+// works without it.
 func (s Server) keepClientsOnDestroy(ctx context.Context, session string) {
 	s.run(ctx, "set-option", "-t", "="+session+":", "detach-on-destroy", "off")
 }
