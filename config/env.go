@@ -73,6 +73,9 @@ type Env struct {
 	// of Claude Code's Bash tool in milliseconds, as Claude's commands see
 	// it; empty if unset.
 	ClaudeBashTimeout string
+	// ClaudeBashMaxTimeout is $BASH_MAX_TIMEOUT_MS, the longest timeout
+	// the model may give one Bash call, in milliseconds; empty if unset.
+	ClaudeBashMaxTimeout string
 	// ClaudeShellPrefix is $CLAUDE_CODE_SHELL_PREFIX and ClaudeSessionID
 	// $CLAUDE_CODE_SESSION_ID, as Claude Code sets them for its commands
 	// and hooks; empty if unset.
@@ -130,6 +133,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
 	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
+	e.ClaudeBashMaxTimeout = getenv("BASH_MAX_TIMEOUT_MS")
 	e.ClaudeShellPrefix, e.ClaudeSessionID = getenv("CLAUDE_CODE_SHELL_PREFIX"), getenv("CLAUDE_CODE_SESSION_ID")
 
 	var err error

@@ -146,10 +146,17 @@ func ClaudeToolTimeout(envMS string) time.Duration {
 	return 2 * time.Minute
 }
 
-// ClaudeMaxTimeout bounds a call's own timeout as Claude's Bash tool does
-// by default (BASH_MAX_TIMEOUT_MS, 10 minutes): past it, the command is
-// still moved before Claude's own timeout could fire.
-const ClaudeMaxTimeout = 10 * time.Minute
+// ClaudeMaxTimeout bounds a call's own timeout as Claude's Bash tool does:
+// $BASH_MAX_TIMEOUT_MS as Claude's commands see it (ms), else 10 minutes,
+// and never below the tool's default timeout dflt. Past it, Claude's own
+// timeout would fire first; under it, qtask would move the command early.
+func ClaudeMaxTimeout(envMS string, dflt time.Duration) time.Duration {
+	limit := 10 * time.Minute
+	if ms, err := strconv.ParseInt(envMS, 10, 64); err == nil && ms > 0 {
+		limit = time.Duration(ms) * time.Millisecond
+	}
+	return max(limit, dflt)
+}
 
 // BackgroundAfter is how long a routed foreground command may run before
 // qtask moves it to the background: a little under the agent's own tool

@@ -96,6 +96,20 @@ func TestTimeouts(t *testing.T) {
 			t.Errorf("BASH_DEFAULT_TIMEOUT_MS=%q: %v, want %v", c.env, got, c.tool)
 		}
 	}
+	for _, c := range []struct {
+		env        string
+		dflt, want time.Duration
+	}{
+		{"", 2 * time.Minute, 10 * time.Minute},
+		{"300000", 2 * time.Minute, 5 * time.Minute},
+		{"1800000", 2 * time.Minute, 30 * time.Minute},
+		{"60000", 2 * time.Minute, 2 * time.Minute}, // never below the default
+		{"soon", 2 * time.Minute, 10 * time.Minute},
+	} {
+		if got := ClaudeMaxTimeout(c.env, c.dflt); got != c.want {
+			t.Errorf("ClaudeMaxTimeout(%q, %v) = %v, want %v", c.env, c.dflt, got, c.want)
+		}
+	}
 	if got := BackgroundAfter(2 * time.Minute); got != 110*time.Second {
 		t.Errorf("BackgroundAfter(2m) = %v, want 110s", got)
 	}

@@ -68,7 +68,7 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 	call, _ := route.TakeCall(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command)
 	if call.Timeout > 0 {
 		// The model's timeout for this call is Claude's tool timeout.
-		run.ToolTimeout = min(call.Timeout, route.ClaudeMaxTimeout)
+		run.ToolTimeout = min(call.Timeout, route.ClaudeMaxTimeout(deps.Env.ClaudeBashMaxTimeout, run.ToolTimeout))
 	}
 	if call.Background {
 		// Claude's own background run: Claude waits it out and tells the
