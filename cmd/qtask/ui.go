@@ -179,9 +179,10 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		id := u.selected
 		switch k {
 		case "\r":
-			if t := u.list[i]; !t.Running() {
+			if t := u.endedTask(id); t != nil {
 				// attach would say so and the ui would close with its
-				// popup before the line could be read.
+				// popup before the line could be read. Read afresh: the
+				// list on the screen may be a refresh old.
 				u.note = fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
 				return true
 			}
@@ -192,7 +193,7 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 			u.run(restore, "sh", "-c", `"$0" logs "$1" | `+pager, u.deps.Self, id)
 		case "f":
 			u.run(restore, u.deps.Self, "logs", "-f", id)
-			if u.ended(id) { // not left with Ctrl+C while it runs
+			if u.endedTask(id) != nil { // not left with Ctrl+C while it runs
 				u.pause("[qtask: task " + id + " ended; press a key to go back to the list]")
 			}
 		case "s":
@@ -247,11 +248,14 @@ func (u *ui) run(restore func(), name string, args ...string) {
 	rawMode(u.tty)
 }
 
-// ended reports whether task id has ended, as the list would show it.
-func (u *ui) ended(id string) bool {
+// endedTask is task id, read afresh, if it has ended; nil while it runs
+// (or once it is gone).
+func (u *ui) endedTask(id string) *tasks.Task {
 	u.load()
-	i := u.index()
-	return i >= 0 && u.list[i].ID == id && !u.list[i].Running()
+	if i := u.index(); i >= 0 && u.list[i].ID == id && !u.list[i].Running() {
+		return u.list[i]
+	}
+	return nil
 }
 
 // pause shows line below what a program left on the screen and waits for a
