@@ -80,9 +80,14 @@ func Bindings(bin string, options map[string]string, version string) []Binding {
 	const promoteArgs = " --tmux-client '#{client_name}' --pane '#{pane_id}'"
 	promote := tmux.ShellCommand([]string{bin, "promote"}) + promoteArgs
 	// The menu is qtask's own full-screen program in a popup that closes
-	// when it exits; before popups, tmux's own menu of the tasks.
+	// when it exits; before popups, tmux's own menu of the tasks. A popup
+	// cannot tell which client it is on, and display-popup expands no
+	// formats in its command, so run-shell -C expands the client's name
+	// into the display-popup command it runs (tmux 3.2, as popups).
+	const uiArgs = " --tmux-client '#{client_name}'"
+	popup := "display-popup -E -w 90% -h 70% -T ' qtask ' " + tmux.CommandArg(tmux.ShellCommand([]string{bin, "ui"})+uiArgs)
 	menu := Binding{Key: key(OptMenuKey, DefaultMenuKey), Option: OptMenuKey, What: "task menu",
-		Args:   []string{"display-popup", "-E", "-w", "90%", "-h", "70%", "-T", " qtask ", tmux.ShellCommand([]string{bin, "ui"})},
+		Args:   []string{"run-shell", "-C", popup},
 		Marker: "'ui'"}
 	if MenuStyle(options[OptMenuStyle], version) == MenuTmux {
 		const menuArgs = " --tmux-client '#{client_name}'"

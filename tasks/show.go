@@ -58,6 +58,12 @@ type ShowOptions struct {
 	// plugin's task menu). There the caller has a tmux client to switch,
 	// and a client attached on the popup's terminal would nest in it.
 	InTmux *tmux.Server
+	// Client, if set, is the tmux client to switch (a name list-clients
+	// shows): the one whose popup asked. Left to tmux, a switch from a
+	// popup goes to the client used last, and keys typed into a popup do
+	// not count as use, so with two terminals attached the other one
+	// could switch.
+	Client string
 }
 
 // Showing is Show's decision, so the caller can say what is about to
@@ -117,7 +123,7 @@ func (sh *Showing) Do(ctx context.Context) error {
 		here, err := sh.server.SessionOf(ctx, sh.opts.Caller.Pane)
 		there, err2 := sh.server.SessionOf(ctx, sh.pane)
 		sh.SameSession = err == nil && err2 == nil && here == there
-		return sh.server.SwitchTo(ctx, sh.pane)
+		return sh.server.SwitchClientTo(ctx, sh.opts.Client, sh.pane)
 	}
 	return sh.server.Attach(ctx, sh.pane, sh.opts.Env)
 }

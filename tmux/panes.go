@@ -128,14 +128,10 @@ func (s Server) SessionOf(ctx context.Context, pane PaneID) (SessionID, error) {
 	return info.Session, err
 }
 
-// SwitchTo makes the current client (the one whose pane ran qtask) show
-// pane: its session, window and the pane itself.
-func (s Server) SwitchTo(ctx context.Context, pane PaneID) error {
-	return s.SwitchClientTo(ctx, "", pane)
-}
-
-// SwitchClientTo is SwitchTo for a named client ("" the current one), for
-// callers tmux runs with no current client (a menu's run-shell).
+// SwitchClientTo makes client show pane: its session, window and the pane
+// itself. "" is the current client, which tmux takes from the caller's
+// pane; where tmux runs the caller with no pane (a menu's run-shell, a
+// popup) it is a guess, the client used last, so those name theirs.
 func (s Server) SwitchClientTo(ctx context.Context, client string, pane PaneID) error {
 	info, err := s.PaneInfo(ctx, pane)
 	if err != nil {

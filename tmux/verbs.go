@@ -175,6 +175,15 @@ func ShellCommand(argv []string) string {
 	return strings.ReplaceAll(b.String(), "#", "##")
 }
 
+// CommandArg quotes s as one argument of a tmux command string (what
+// run-shell -C, if-shell and a config file parse): in double quotes, with
+// the characters tmux interprets there escaped (", \ and $, which names an
+// environment variable). Formats in s are left for the command to expand.
+func CommandArg(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
+	return `"` + r.Replace(s) + `"`
+}
+
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -11,8 +11,9 @@ import (
 
 // AttachOptions are the parsed flags and argument of `qtask attach`.
 type AttachOptions struct {
-	ID   string
-	Here bool
+	ID     string
+	Here   bool
+	Client string // the tmux client to switch; "" the current one
 }
 
 // NewCmdAttach builds `qtask attach` (alias fg).
@@ -35,6 +36,7 @@ tmux, attach this terminal to the task's server showing it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Here, "here", false, "join the task's pane into the current window")
+	cmd.Flags().StringVar(&opts.Client, "tmux-client", "", "inside tmux, switch this client (as list-clients names it) rather than the current one (for popups and key bindings)")
 	return cmd
 }
 
@@ -43,7 +45,7 @@ func runAttach(ctx context.Context, deps *Deps, opts *AttachOptions) error {
 	if err != nil {
 		return err
 	}
-	show, err := store.Show(t, tasks.ShowOptions{Caller: deps.Caller(), Here: opts.Here, Env: deps.Environ, InTmux: deps.tmuxServer()})
+	show, err := store.Show(t, tasks.ShowOptions{Caller: deps.Caller(), Here: opts.Here, Env: deps.Environ, InTmux: deps.tmuxServer(), Client: opts.Client})
 	if err != nil {
 		return err
 	}

@@ -280,7 +280,7 @@ func (h *harness) menuRunning() bool {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
 		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
-		if string(cmdline) != qtaskBin+"\x00ui\x00" {
+		if !strings.HasPrefix(string(cmdline), qtaskBin+"\x00ui\x00") {
 			continue
 		}
 		environ, _ := os.ReadFile(filepath.Join(p, "environ"))
@@ -588,6 +588,53 @@ func TestPluginMenuViewSwitchesClient(t *testing.T) {
 		t.Fatalf("clients after viewing a task from the menu: %q, want only %s", clients, c.name)
 	}
 	h.mustQtask("stop", task.ID)
+}
+
+// Enter in the task menu's popup switches the client whose popup it is,
+// with another client attached to the server (a second terminal) that was
+// used while the popup was open. attach ran switch-client without naming
+// the client, and tmux then picked the client used last: keys typed into a
+// popup do not count as use, so the other terminal switched and the one
+// where Enter was pressed stayed where it was.
+func TestPluginMenuViewSwitchesItsOwnClient(t *testing.T) {
+	t.Parallel()
+	for _, presser := range []int{1, 0} {
+		t.Run(fmt.Sprintf("key in client %d of 2", presser+1), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.shellSession("work")
+			h.shellSession("desk")
+			h.loadPlugin()
+			clients := []*ttyClient{h.ptyClient("work"), h.ptyClient("desk")}
+			me, other := clients[presser], clients[1-presser]
+			task := h.start("sleep 60", "--name", "view-me")
+			taskView, _ := h.tmux("display-message", "-p", "-t", task.PaneID, "#{session_name}:#{window_id}")
+			views := func() string {
+				out, _ := h.tmux("list-clients", "-F", "#{client_tty} #{session_name}:#{window_id}")
+				return out
+			}
+			view := func(c *ttyClient) string {
+				for _, line := range strings.Split(views(), "\n") {
+					if tty, where, _ := strings.Cut(line, " "); tty == c.name {
+						return where
+					}
+				}
+				return ""
+			}
+			otherBefore := view(other)
+			me.pressPrefixKey("T")
+			me.waitDrawn("view-me")
+			other.typeKeys("echo used-meanwhile")
+			other.waitDrawn("used-meanwhile")
+			me.typeKeys("\r")
+			eventuallyWithin(t, 20*time.Second, "client "+me.name+" to show the task's window "+taskView,
+				func() bool { return view(me) == taskView }, views)
+			if got := view(other); got != otherBefore {
+				t.Fatalf("the other client %s moved from %s to %s; clients:\n%s", other.name, otherBefore, got, views())
+			}
+			h.mustQtask("stop", task.ID)
+		})
+	}
 }
 
 // f in the task menu follows a task; when the task ends, its last lines

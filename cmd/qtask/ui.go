@@ -21,7 +21,8 @@ import (
 // NewCmdUI builds `qtask ui`, the task menu the plugin opens in a popup
 // (prefix T); it works in any terminal.
 func NewCmdUI(deps *Deps) *cobra.Command {
-	return &cobra.Command{
+	var client string
+	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "A full-screen task list: view, read the log, follow, stop or remove a task",
 		Long: `A full-screen list of tasks, running first, then newest first, with status,
@@ -32,9 +33,11 @@ runtime and name. Keys: up/down (or k/j) move; Enter views the task's pane
 popup with prefix T.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUI(cmd.Context(), deps)
+			return runUI(cmd.Context(), deps, client)
 		},
 	}
+	cmd.Flags().StringVar(&client, "tmux-client", "", "the tmux client Enter switches to a task (the popup's: tmux gives a popup no way to tell)")
+	return cmd
 }
 
 // uiRefresh is how often the list is re-read while no key is pressed.
@@ -47,9 +50,10 @@ type ui struct {
 	list     []*tasks.Task
 	selected string // the id under the cursor, kept across refreshes
 	note     string // the result of the last action
+	client   string // the tmux client Enter switches; "" the current one
 }
 
-func runUI(ctx context.Context, deps *Deps) error {
+func runUI(ctx context.Context, deps *Deps, client string) error {
 	store, err := deps.Store(ctx)
 	if err != nil {
 		return err
@@ -58,7 +62,7 @@ func runUI(ctx context.Context, deps *Deps) error {
 	if !ok || !isTTY(tty) {
 		return usageErrorf("ui needs a terminal; use qtask ls to list tasks")
 	}
-	u := &ui{deps: deps, store: store, tty: tty}
+	u := &ui{deps: deps, store: store, tty: tty, client: client}
 	restore, err := rawMode(tty)
 	if err != nil {
 		return err
@@ -186,7 +190,7 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 				u.note = fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
 				return true
 			}
-			u.run(restore, u.deps.Self, "attach", id)
+			u.run(restore, u.deps.Self, u.attachArgs(id)...)
 			return false // the client now shows the task: the popup's job is done
 		case "l":
 			pager := "${PAGER:-less}"
@@ -203,6 +207,15 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		}
 	}
 	return true
+}
+
+// attachArgs is the attach Enter runs for task id, on the ui's client
+// when it was told which (the plugin's popup).
+func (u *ui) attachArgs(id string) []string {
+	if u.client != "" {
+		return []string{"attach", "--tmux-client", u.client, id}
+	}
+	return []string{"attach", id}
 }
 
 // quietly runs a qtask command that needs no terminal (stop, rm) and
