@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"time"
+
+	"github.com/qtask/qtask/tasks/monitor"
 )
 
 // The results below are what a coding agent reads from `qtask run` in
@@ -57,4 +59,41 @@ func AgentLongRunningHint(qtask string, ran, timeout time.Duration, outputPath s
 	return fmt.Sprintf("[qtask] This command ran for %ds. Next time, run similar long commands in the background "+
 		"(your shell tool's background option, or `%s run --bg -- COMMAND`): you will be told when they end. "+
 		"This one has finished: do not re-run it; its output is also in %s", int(ran.Round(time.Second)/time.Second), qtask, outputPath)
+}
+
+// MonitorTerms are what a monitor was started with, as MonitorStarted
+// tells them: the watched task ("" for the monitor's own command), the
+// pattern ("" for every line) and its limits, defaults filled in.
+type MonitorTerms struct {
+	Source, Match string
+	MaxEvents     int
+	IdleTimeout   time.Duration
+}
+
+// MonitorStarted is the result of starting a monitor in agent mode: what
+// will come as notifications, that nothing needs polling (the human
+// wording points at `qtask agent inbox --wait`, which an agent with hooks
+// must not run: it would block its shell and take its notifications), how
+// the monitor ends, and that ending by itself stops its command (a server
+// run as a monitor's command dies with it; a monitor of a task never
+// touches the task). Arguments are already fit for display.
+func MonitorStarted(qtask, id, label string, m MonitorTerms) string {
+	lines := "Each output line of its command"
+	if m.Source != "" {
+		lines = fmt.Sprintf("Each line task %s prints from now on", m.Source)
+	}
+	if m.Match != "" {
+		lines += fmt.Sprintf(" that matches %q", m.Match)
+	}
+	ends := fmt.Sprintf("It ends by itself after %d events, or after %s without output, and then stops its command; "+
+		"to watch a server, start the server with `%s run --bg` and monitor its task id instead.", m.MaxEvents, m.IdleTimeout, qtask)
+	if m.Source != "" {
+		ends = fmt.Sprintf("It ends when task %s ends, after %d events, or after %s without output; task %s itself is never touched.",
+			m.Source, m.MaxEvents, m.IdleTimeout, m.Source)
+	}
+	return fmt.Sprintf("Started monitor %s: %s\n", id, label) +
+		fmt.Sprintf("%s will come to you as a <task-notification> with <kind>monitor</kind> (%d at once, then at most one a second; "+
+			"lines beyond that are dropped and counted), and its end as one more: do not poll its output or `%s agent inbox`.\n",
+			lines, monitor.Burst, qtask) +
+		ends + fmt.Sprintf(" To stop it: `%s stop %s`.\n", qtask, id)
 }

@@ -168,3 +168,49 @@ func TestAgentToldOfAStopFromElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentModeMonitorResult: in agent mode (--agent or QTASK_AGENT=1),
+// what `qtask monitor` prints is worded for an agent: its events and end
+// come as notifications, nothing is to be polled, how it ends (a monitor
+// of its own command stops that command; one of a task never touches the
+// task) and how to stop it. The human wording sends the reader to `qtask
+// agent inbox --wait 10m`, which would block an agent's shell and take
+// the notifications its hooks deliver (found by an agent author's trial
+// with qwen-code). Without agent mode the result is unchanged.
+func TestAgentModeMonitorResult(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	own := h.qtaskIn(h.root, []string{"QTASK_AGENT=1"}, "monitor", "--match", "ERROR", "--max-events", "7", "--", "sleep 300")
+	mon := h.lastTask()
+	if own.code != 0 {
+		t.Fatalf("QTASK_AGENT=1 monitor: exit %d %q", own.code, own.stderr)
+	}
+	for _, want := range []string{"Started monitor " + mon.ID, `matches "ERROR"`, "<task-notification>", "<kind>monitor</kind>",
+		"do not poll", "after 7 events", "stops its command", "qtask stop " + mon.ID} {
+		if !strings.Contains(own.stdout, want) {
+			t.Errorf("the agent's result of a monitor start lacks %q:\n%s", want, own.stdout)
+		}
+	}
+	app := h.mustQtask("run", "--bg", "--json", "--", "sleep 300")
+	appID := h.lastTask().ID
+	watch := h.qtask("monitor", "--agent", appID[:5], "--match", "panic")
+	watcher := h.lastTask()
+	if watch.code != 0 {
+		t.Fatalf("monitor --agent ID: exit %d %q (run --bg printed %s)", watch.code, watch.stderr, app)
+	}
+	for _, want := range []string{"Each line task " + appID + " prints", "never touched", "qtask stop " + watcher.ID} {
+		if !strings.Contains(watch.stdout, want) {
+			t.Errorf("the agent's result of a monitor of a task lacks %q:\n%s", want, watch.stdout)
+		}
+	}
+	for _, r := range []result{own, watch} {
+		if strings.Contains(r.stdout, "inbox --wait") {
+			t.Errorf("an agent is told to poll the inbox:\n%s", r.stdout)
+		}
+	}
+	human := h.qtask("monitor", "--", "sleep 300")
+	if human.code != 0 || !strings.Contains(human.stdout, "agent inbox --wait 10m") || strings.Contains(human.stdout, "<task-notification>") {
+		t.Errorf("without agent mode: exit %d\n%s", human.code, human.stdout)
+	}
+	h.mustQtask("stop", "--all")
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tasks/monitor"
 )
@@ -18,6 +19,8 @@ type MonitorOptions struct {
 	Source  string
 	Name    string
 	JSON    bool
+	// Agent words the result for a coding agent (--agent or $QTASK_AGENT).
+	Agent   bool
 	Monitor monitor.Options
 }
 
@@ -54,9 +57,12 @@ one scope; more are refused (exit 3) until one ends.`,
 			if err := parseMonitorArgs(cmd, args, opts); err != nil {
 				return err
 			}
-			if _, err := opts.Monitor.Resolve(); err != nil {
+			resolved, err := opts.Monitor.Resolve()
+			if err != nil {
 				return &UsageError{Err: err, Help: cmd.CommandPath()}
 			}
+			opts.Monitor = resolved
+			opts.Agent = opts.Agent || deps.Env.Agent
 			if err := checkNameFlag(cmd, opts.Name); err != nil {
 				return err
 			}
@@ -71,6 +77,7 @@ one scope; more are refused (exit 3) until one ends.`,
 	durationVar(cmd.Flags(), &opts.Monitor.IdleTimeout, "idle-timeout", monitor.DefaultIdle, fmt.Sprintf("end (completed) when no output came for this long; at most %s", monitor.IdleCap))
 	cmd.Flags().StringVar(&opts.Name, "name", "", "a label for the monitor")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the monitor task as a JSON object")
+	cmd.Flags().BoolVar(&opts.Agent, "agent", false, "agent mode: the result worded for a coding agent (default: on when $QTASK_AGENT is set)")
 	return cmd
 }
 
@@ -121,6 +128,19 @@ func runMonitor(ctx context.Context, deps *Deps, opts *MonitorOptions) error {
 		return writeJSON(out, t)
 	}
 	id := displayValue(t.ID)
+	if opts.Agent {
+		terms := agent.MonitorTerms{Match: displayValue(opts.Monitor.Match), MaxEvents: opts.Monitor.MaxEvents, IdleTimeout: opts.Monitor.IdleTimeout}
+		if opts.Source != "" {
+			// The full id, as the monitor's own command names it.
+			source, err := store.Resolve(opts.Source)
+			if err != nil {
+				source = opts.Source
+			}
+			terms.Source = displayValue(source)
+		}
+		_, err := fmt.Fprint(out, agent.MonitorStarted(deps.agentName(), id, displayCommand(t.Label(), 200), terms))
+		return err
+	}
 	fmt.Fprintf(out, "Started monitor %s: %s\n", id, displayCommand(t.Label(), 72))
 	fmt.Fprintf(out, "Events:  %s agent inbox --wait 10m (scope %s)\n", deps.typedName(), displayValue(t.Scope))
 	fmt.Fprintf(out, "Stop:    %s stop %s\n", deps.typedName(), id)
