@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -465,4 +466,41 @@ func TestMonitorNeverHoldsUpItsCommand(t *testing.T) {
 		t.Errorf("monitor ended %s with %d events and %d dropped; want completed, at least the burst, and the 2000 lines accounted for",
 			end.StatusText(), end.Events, end.EventsDropped)
 	}
+}
+
+// TestMonitorGuidanceKeepsAServerRunning: a monitor that ends by itself
+// stops its own command, so the way qtask teaches "tell me when the
+// server is ready" is to watch the server's task, which the monitor never
+// touches. `qtask monitor --help` gave `--max-events 1 --match 'listening
+// on' -- npm run dev` as its example, and the MCP tool's description
+// offered the monitor for "the server says ready" without saying its
+// command is stopped: whoever followed either lost the server right after
+// it was ready (found by a trial of monitors). Followed as now written,
+// the monitor ends after its event and the server runs on.
+func TestMonitorGuidanceKeepsAServerRunning(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	help := h.mustQtask("monitor", "--help")
+	if !strings.Contains(help, "qtask monitor 3f9a1c02 --max-events 1 --match 'listening on'") || strings.Contains(help, "-- npm run dev") {
+		t.Errorf("qtask monitor --help does not teach watching a server by its id:\n%s", help)
+	}
+	cs, _ := h.mcpClient(nil)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "monitor" && (!strings.Contains(tool.Description, "stops its command") || !strings.Contains(tool.Description, "monitor its task_id")) {
+			t.Errorf("the monitor tool's description does not say that its end stops its command:\n%s", tool.Description)
+		}
+	}
+	server := decodeTask(t, h.mustQtask("run", "--bg", "--json", "--", "sleep 0.5; echo listening on 8080; sleep 300"))
+	m := decodeTask(t, h.mustQtask("monitor", "--json", server.ID, "--max-events", "1", "--match", "listening on"))
+	if st := h.wait(m.ID); st.Status != tasks.StatusCompleted || st.Events != 1 || st.Error != "max events reached" {
+		t.Errorf("the monitor ended %s (%q) with %d events, want completed after its one event", st.StatusText(), st.Error, st.Events)
+	}
+	if st := h.status(server.ID); !st.Running() {
+		t.Errorf("the watched server is %s once its monitor ended, want it running", st.StatusText())
+	}
+	h.mustQtask("stop", server.ID)
 }
