@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,10 +96,69 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 		// nothing is moved.
 		return &r.Task, nil
 	}
-	if _, err := s.panes(opts.Server).ReplaceWithShell(ctx, info, opts.Session, info.Path, id); err != nil {
+	shell := typedShell(opts.ShellPID, info.Path)
+	if _, err := s.panes(opts.Server).ReplaceWithShell(ctx, info, opts.Session, id, shell); err != nil {
 		return &r.Task, fmt.Errorf("task %s is in the background list, but its pane could not be moved: %w", id, err)
 	}
 	return &r.Task, nil
+}
+
+// typedShell is how to start again, in the user's place, the shell pid
+// that the promoted command was typed in: its program (/proc/PID/exe, by
+// the name it was started by, see shellProgram) with its arguments, in its
+// own directory. tmux's default-shell need not be that shell (a pane
+// opened as `tmux new-window fish`, a shell replaced by `exec zsh`), and
+// the pane's current path is its foreground command's, which may have
+// moved (`make -C sub`). A login shell (argv[0] "-bash", as
+// tmux starts default-shell) gets -l. What /proc cannot say is left to
+// tmux: no program, the default-shell; no directory, paneDir.
+func typedShell(pid int, paneDir string) tmux.ShellSpec {
+	spec := tmux.ShellSpec{Dir: paneDir}
+	if dir, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && present(dir) {
+		spec.Dir = dir
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	cmdline, err2 := readProcFile(pid, "cmdline")
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	if err != nil || err2 != nil || !present(exe) || len(cmdline) == 0 {
+		return spec
+	}
+	spec.Argv = append([]string{shellProgram(args[0], exe)}, args[1:]...)
+	if strings.HasPrefix(args[0], "-") {
+		spec.Argv = append(spec.Argv, "-l")
+	}
+	if len(spec.Argv) == 1 {
+		// tmux runs a lone word through default-shell -c; with two it
+		// execs the program itself, the pane's own process.
+		spec.Argv = append(spec.Argv, "-i")
+	}
+	return spec
+}
+
+// shellProgram is the path to start the shell argv0 names, whose program
+// is exe: argv0 itself (without a login shell's "-", looked up in PATH)
+// when it still leads to exe, for a program that acts on the name it is
+// called by (bash as sh, a multi-call binary); else exe.
+func shellProgram(argv0, exe string) string {
+	name := strings.TrimPrefix(argv0, "-")
+	if !strings.Contains(name, "/") {
+		var err error
+		if name, err = exec.LookPath(name); err != nil {
+			return exe
+		}
+	}
+	if real, err := filepath.EvalSymlinks(name); err == nil && real == exe && filepath.IsAbs(name) {
+		return name
+	}
+	return exe
+}
+
+// present tells whether path, as a /proc link reads it, still exists: the
+// kernel appends " (deleted)" to a file or directory that has gone (a
+// shell upgraded since it started, a directory removed).
+func present(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil && !strings.HasSuffix(path, " (deleted)")
 }
 
 // writeAdoptedStart starts an adopted task's output with what its pane

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -66,11 +67,11 @@ type failingPanes struct {
 	failCapture bool
 }
 
-func (f failingPanes) ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, name string) (tmux.PaneID, error) {
+func (f failingPanes) ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, name string, shell tmux.ShellSpec) (tmux.PaneID, error) {
 	if f.failReplace {
 		return "", tmux.ErrNotFound
 	}
-	return f.fakePanes.ReplaceWithShell(ctx, info, session, dir, name)
+	return f.fakePanes.ReplaceWithShell(ctx, info, session, name, shell)
 }
 
 func (f failingPanes) CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error) {
@@ -160,4 +161,53 @@ func mustReadFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// typedShell starts the shell again as it was started: its program, its
+// arguments, -l for a login shell (argv[0] "-bash"), -i when alone (tmux
+// would hand a lone word to default-shell -c), in its own directory; and
+// leaves to tmux what /proc cannot tell.
+func TestTypedShell(t *testing.T) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := filepath.EvalSymlinks(cat)
+	alias := filepath.Join(t.TempDir(), "sh-alias") // a program acting on its name (bash as sh)
+	if err := os.Symlink(exe, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string // of a cat standing in for the shell
+		want []string
+	}{
+		{"with arguments", []string{"cat", "-"}, []string{exe, "-"}},
+		{"login", []string{"-cat", "-"}, []string{exe, "-", "-l"}},
+		{"alone", []string{"cat"}, []string{exe, "-i"}},
+		{"by another name", []string{alias, "-"}, []string{alias, "-"}},
+		{"by a name that leads elsewhere", []string{"/bin/true", "-"}, []string{exe, "-"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			shell := &exec.Cmd{Path: cat, Args: tc.args, Dir: dir}
+			stdin, err := shell.StdinPipe() // it runs until this closes
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := shell.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { stdin.Close(); shell.Wait() })
+			got := typedShell(shell.Process.Pid, "/pane/dir")
+			if !slices.Equal(got.Argv, tc.want) || got.Dir != dir {
+				t.Fatalf("typedShell = %q in %s, want %q in %s", got.Argv, got.Dir, tc.want, dir)
+			}
+		})
+	}
+	shell := exec.Command("true")
+	shell.Run() // gone, and reaped
+	if got := typedShell(shell.Process.Pid, "/pane/dir"); got.Argv != nil || got.Dir != "/pane/dir" {
+		t.Fatalf("typedShell of a process that is gone = %q in %s, want tmux's default in the pane's directory", got.Argv, got.Dir)
+	}
 }

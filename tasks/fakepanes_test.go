@@ -121,7 +121,7 @@ func (f *fakePanes) PipeToCommand(_ context.Context, pane tmux.PaneID, command s
 	return nil
 }
 
-func (f *fakePanes) ReplaceWithShell(_ context.Context, info tmux.PaneInfo, session, dir, windowName string) (tmux.PaneID, error) {
+func (f *fakePanes) ReplaceWithShell(_ context.Context, info tmux.PaneInfo, session, windowName string, _ tmux.ShellSpec) (tmux.PaneID, error) {
 	f.called("replace %s with a shell, moving it to %s", info.Pane, session)
 	return f.addPane("user"), nil
 }

@@ -21,7 +21,7 @@ type Panes interface {
 	MovePaneToSession(ctx context.Context, info tmux.PaneInfo, session string) error
 	CaptureAndPipe(ctx context.Context, pane tmux.PaneID, argv []string) (tmux.PaneSnapshot, error)
 	PipeToCommand(ctx context.Context, pane tmux.PaneID, command string) error
-	ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, dir, windowName string) (tmux.PaneID, error)
+	ReplaceWithShell(ctx context.Context, info tmux.PaneInfo, session, windowName string, shell tmux.ShellSpec) (tmux.PaneID, error)
 	KillPane(ctx context.Context, pane tmux.PaneID) error
 }
 

@@ -234,12 +234,20 @@ func parseSnapshot(out string) (PaneSnapshot, error) {
 	return snap, nil
 }
 
-// ReplaceWithShell puts a fresh shell (the server's default command) in
-// pane's exact place — same window, size and layout cell, started in dir —
-// and moves pane itself into a new window of the named session. If pane
-// was its window's active pane, the fresh shell becomes the active one.
-func (s Server) ReplaceWithShell(ctx context.Context, info PaneInfo, session, dir, windowName string) (PaneID, error) {
-	fresh, _, err := s.StartWindow(ctx, WindowSpec{Session: session, Name: windowName, Dir: dir})
+// ShellSpec is the shell ReplaceWithShell starts: Argv run as is (two
+// words or more: tmux hands a lone word to default-shell -c), none for
+// the server's default command; in Dir.
+type ShellSpec struct {
+	Argv []string
+	Dir  string
+}
+
+// ReplaceWithShell puts a fresh shell in pane's exact place — same window,
+// size and layout cell — and moves pane itself into a new window of the
+// named session. If pane was its window's active pane, the fresh shell
+// becomes the active one.
+func (s Server) ReplaceWithShell(ctx context.Context, info PaneInfo, session, windowName string, shell ShellSpec) (PaneID, error) {
+	fresh, _, err := s.StartWindow(ctx, WindowSpec{Session: session, Name: windowName, Dir: shell.Dir, Argv: shell.Argv})
 	if err != nil {
 		return "", err
 	}

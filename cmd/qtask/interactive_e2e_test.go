@@ -134,6 +134,78 @@ func TestInteractivePromote(t *testing.T) {
 	}
 }
 
+// After a promote the pane gets the shell the command was typed in (its
+// program and arguments), in that shell's directory: it got the server's
+// default-shell, which need not be the shell of the pane (one started as
+// `tmux new-window zsh`, or after `exec fish`), in the directory of the
+// command's process (pane_current_path), which may have moved elsewhere.
+func TestInteractivePromoteKeepsTheShell(t *testing.T) {
+	t.Parallel()
+	for _, sh := range interactiveShells {
+		t.Run(sh.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			pane := h.shellPane(sh)
+			// A default-shell unlike every shell tested: the pane's own is
+			// not what tmux would start.
+			if _, err := h.tmux("set-option", "-g", "default-shell", "/bin/sh"); err != nil {
+				t.Fatal(err)
+			}
+			shellPID, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_pid}")
+			wantExe, wantArgs := procExe(t, shellPID), procArgs(t, shellPID)
+			os.Mkdir(filepath.Join(h.root, "elsewhere"), 0o700)
+			place := h.geometry(pane)
+			// The command moves to a directory of its own: the pane's current
+			// path follows it, the shell stays where it was typed.
+			// (The output, moved-42, is not in the typed line: the promote
+			// waits for the command to run, not for the line to be echoed.)
+			h.typeLine(pane, "sh -c 'cd elsewhere && echo moved-$((6*7)) && exec sleep 60'")
+			task := h.promoteOnceShown(pane, "moved-42")
+			fresh, _ := h.tmux("display-message", "-p", "-t", strings.Fields(place)[0]+"."+strings.Fields(place)[1], "#{pane_id}")
+			if fresh == pane {
+				t.Fatalf("the promoted pane is still in the user's window")
+			}
+			freshPID, _ := h.tmux("display-message", "-p", "-t", fresh, "#{pane_pid}")
+			serverPID, _ := h.tmux("display-message", "-p", "#{pid}")
+			eventually(t, "the new pane's process to leave tmux for its program", func() bool {
+				return procExe(t, freshPID) != procExe(t, serverPID)
+			})
+			if got := procExe(t, freshPID); got != wantExe {
+				t.Errorf("the pane's new shell runs %s, want %s, the shell the command was typed in", got, wantExe)
+			}
+			if got := procArgs(t, freshPID); got != wantArgs {
+				t.Errorf("the pane's new shell has arguments %q, want %q", got, wantArgs)
+			}
+			root, _ := filepath.EvalSymlinks(h.root)
+			if got, _ := os.Readlink("/proc/" + freshPID + "/cwd"); got != root {
+				t.Errorf("the pane's new shell starts in %s, want %s, the directory of the shell the command was typed in", got, root)
+			}
+			h.mustQtask("stop", task.ID)
+		})
+	}
+}
+
+// procExe is the program process pid runs.
+func procExe(t *testing.T, pid string) string {
+	t.Helper()
+	exe, err := os.Readlink("/proc/" + pid + "/exe")
+	if err != nil {
+		t.Fatalf("process %s: %v", pid, err)
+	}
+	return exe
+}
+
+// procArgs is process pid's arguments after the program name.
+func procArgs(t *testing.T, pid string) string {
+	t.Helper()
+	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		t.Fatalf("process %s: %v", pid, err)
+	}
+	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	return strings.Join(args[1:], " ")
+}
+
 // stripPaneNumbers drops the pane ids from a tmux layout string
 // ("b25f,120x40,0,0{60x40,0,0,1,59x40,61,0,2}"), leaving only geometry.
 func stripPaneNumbers(layout string) string {
