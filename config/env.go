@@ -80,6 +80,9 @@ type Env struct {
 	// $CLAUDE_CODE_SESSION_ID, as Claude Code sets them for its commands
 	// and hooks; empty if unset.
 	ClaudeShellPrefix, ClaudeSessionID string
+	// QwenSessionID is $QWEN_CODE_SESSION_ID, as qwen-code sets it for
+	// its shell commands and hooks; empty if unset.
+	QwenSessionID string
 }
 
 // SessionScope is the scope of a coding agent's session: "AGENT:ID", ""
@@ -135,6 +138,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
 	e.ClaudeBashMaxTimeout = getenv("BASH_MAX_TIMEOUT_MS")
 	e.ClaudeShellPrefix, e.ClaudeSessionID = getenv("CLAUDE_CODE_SHELL_PREFIX"), getenv("CLAUDE_CODE_SESSION_ID")
+	e.QwenSessionID = getenv("QWEN_CODE_SESSION_ID")
 
 	var err error
 	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")

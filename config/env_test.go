@@ -135,13 +135,13 @@ func TestEnvFrom(t *testing.T) {
 		{
 			name:   "a Claude session is the scope, and the pane's is heard too",
 			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "TMUX_PANE": "%3", "CLAUDE_CODE_SESSION_ID": "c1", "QWEN_CODE_SESSION_ID": "q1"},
-			want:   Env{StateDir: "/q", TmuxPane: "%3", Scope: "claude:c1", AgentSession: "claude:c1", ClaudeSessionID: "c1"},
+			want:   Env{StateDir: "/q", TmuxPane: "%3", Scope: "claude:c1", AgentSession: "claude:c1", ClaudeSessionID: "c1", QwenSessionID: "q1"},
 			scopes: []string{"claude:c1", "%3"},
 		},
 		{
 			name:   "a qwen session outside tmux",
 			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "QWEN_CODE_SESSION_ID": "q1"},
-			want:   Env{StateDir: "/q", Scope: "qwen:q1", AgentSession: "qwen:q1"},
+			want:   Env{StateDir: "/q", Scope: "qwen:q1", AgentSession: "qwen:q1", QwenSessionID: "q1"},
 			scopes: []string{"qwen:q1", "default"},
 		},
 		{

@@ -180,3 +180,66 @@ func (h *harness) agentEnv(extra ...string) []string {
 	return append(extra, "QTASK_STATE_DIR="+h.state, "QTASK_CONFIG="+h.config,
 		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 }
+
+// TestQwenShellTimeoutLeavesTheTaskRunning: a foreground `qtask run
+// --agent` run by qwen-code's shell tool is moved to the background a
+// little before that tool's timeout, so qwen reads qtask's "moved to the
+// background as task ID" and later the task's notification, once. At
+// equal timeouts (qwen's and qtask's defaults are both two minutes) qwen's
+// fired first, killed the waiting qtask run and with it the task: the
+// model read "Command timed out" and the work was lost (found by an agent
+// author's trial). The tool's timeout is shortened here, through qwen's
+// project settings (tools.shell.defaultTimeoutMs), which qtask reads.
+func TestQwenShellTimeoutLeavesTheTaskRunning(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Qwen)
+	h := newHarness(t)
+	proj := h.installedProject("qwen", "--hold", "60s")
+	settings := filepath.Join(proj, ".qwen", "settings.json")
+	var doc map[string]any
+	if data, err := os.ReadFile(settings); err != nil || json.Unmarshal(data, &doc) != nil {
+		t.Fatalf("reading %s: %v", settings, err)
+	}
+	doc["tools"] = map[string]any{"shell": map[string]any{"defaultTimeoutMs": 4000}}
+	data, _ := json.Marshal(doc)
+	if err := os.WriteFile(settings, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	mock, err := mockmodel.Start(
+		mockmodel.Shell(fmt.Sprintf("qtask run --agent -- 'echo begin; cat %s >/dev/null; echo end-$((6*7))-%s'", gate, tag)),
+		mockmodel.Shell(fmt.Sprintf("echo go > %s; echo released", gate)),
+		mockmodel.Text("It ended."),
+		mockmodel.Text("Done."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := &agenttest.Run{Agent: agenttest.Qwen, Prompt: "run it", Model: mock.URL(), Dir: proj, Env: h.agentEnv()}
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	turns := mock.MainTurns()
+	if len(turns) < 3 {
+		t.Fatalf("%d main turns, want at least 3\nrequests:\n%s", len(turns), mock.Summary())
+	}
+	first := turns[1].ToolResults()
+	if len(first) != 1 || !strings.Contains(first[0], "moved to the background as task") || strings.Contains(first[0], "timed out") {
+		t.Fatalf("the result of the foreground run qwen's timeout would cut: %q", first)
+	}
+	task := h.lastTask()
+	if st := h.wait(task.ID); st.Status != tasks.StatusCompleted {
+		t.Errorf("the task moved to the background ended %s, want completed", st.StatusText())
+	}
+	last := turns[len(turns)-1]
+	if n := last.Count("end-42-" + tag); n != 1 {
+		t.Errorf("the task's end reached the model %d times, want once in its notification\nrequests:\n%s", n, mock.Summary())
+	}
+}

@@ -112,6 +112,12 @@ func (opts *RunOptions) complete(cmd *cobra.Command, args []string, deps *Deps, 
 		return err
 	}
 	opts.Agent = opts.Agent || deps.Env.Agent
+	if !opts.Background && opts.ToolTimeout == 0 {
+		// Run by qwen-code's shell tool: stay under its timeout. Its
+		// settings are found from where qwen ran this (not --cwd).
+		wd, _ := os.Getwd()
+		opts.ToolTimeout = route.QwenToolTimeout(deps.Env.QwenSessionID, deps.Env.Home, wd)
+	}
 	if opts.Agent && !opts.Background {
 		if err := agent.CheckSleep(opts.Command, deps.agentName()); err != nil {
 			return err
