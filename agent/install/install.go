@@ -62,10 +62,17 @@ type Paths struct {
 }
 
 // SettingsPath is the agent's project settings file (in Cwd) or, with user,
-// its user settings file.
+// its user settings file. For a Claude Code project that is
+// .claude/settings.local.json, the personal project settings Claude reads
+// besides the shared .claude/settings.json (which teams commit): what
+// install writes names paths on this machine. Claude fires hooks from
+// either file alike (measured: TestRealAgentsHearTheirTasksEnd and the
+// other real-Claude tests install there).
 func SettingsPath(a hooks.Agent, user bool, p Paths) (string, error) {
 	dir := flavors[a.Name].dir
 	switch {
+	case !user && a.Name == "claude":
+		return filepath.Join(p.Cwd, dir, claudeLocal), nil
 	case !user:
 		return filepath.Join(p.Cwd, dir, "settings.json"), nil
 	case a.Name == "claude" && p.ClaudeConfigDir != "":
@@ -74,6 +81,20 @@ func SettingsPath(a hooks.Agent, user bool, p Paths) (string, error) {
 		return "", errors.New("HOME is unset or relative: cannot find the user settings; use --project")
 	}
 	return filepath.Join(p.Home, dir, "settings.json"), nil
+}
+
+// claudeLocal is the name of Claude Code's personal project settings file.
+const claudeLocal = "settings.local.json"
+
+// SharedSettingsPath is the project settings file that teams commit, where
+// installs of Claude before settings.local.json wrote qtask's entries, so
+// that install moves them out of it and uninstall looks there too; "" for
+// the other agents and for user settings.
+func SharedSettingsPath(a hooks.Agent, user bool, p Paths) string {
+	if user || a.Name != "claude" {
+		return ""
+	}
+	return filepath.Join(p.Cwd, flavors[a.Name].dir, "settings.json")
 }
 
 // HookCommand is the command line the agent runs for each hook: the qtask
@@ -527,6 +548,10 @@ type Change struct {
 	Old, New []byte // Old is nil when the file does not exist
 	// What the file gets or loses: "hooks", "MCP server", or both.
 	What string
+	// Shared: the change takes qtask's entries out of the shared project
+	// settings (SharedSettingsPath), whatever the command; it has nothing
+	// to say when there were none.
+	Shared bool
 }
 
 // PlanAdd reads the settings file at path and works out the install (the
@@ -569,6 +594,28 @@ func PlanRemove(a hooks.Agent, path string) (Change, error) {
 		}
 		return RemoveEnv(removed)
 	})
+}
+
+// PlanRemoveShared is the change that takes qtask's entries (hooks, env)
+// for a out of the shared project settings, for install (they belong in
+// the local file: left in both, every hook would run twice) and uninstall
+// alike; ok is false when the agent has no such file. env is what the
+// install sets in the local file: a value of the user's own for one of
+// them in the shared file is refused as it would be in the local file,
+// since Claude lets the local file override it without a word.
+func PlanRemoveShared(a hooks.Agent, user bool, p Paths, env []EnvVar) (c Change, ok bool, err error) {
+	path := SharedSettingsPath(a, user, p)
+	if path == "" {
+		return Change{}, false, nil
+	}
+	c, err = PlanRemove(a, path)
+	if err == nil && len(env) > 0 {
+		if _, err = AddEnv(c.New, env); err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	c.What, c.Shared = "hooks", true
+	return c, err == nil, err
 }
 
 func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,9 +38,16 @@ func NewCmdAgentInstall(deps *Deps, runF func(context.Context, *InstallOptions) 
 		Use:   "install claude|qwen|gemini",
 		Short: "Add qtask's hooks to a coding agent's settings",
 		Long: `Merge qtask's hooks into the agent's settings file (Claude Code
-.claude/settings.json, qwen-code .qwen/settings.json, gemini-cli
-.gemini/settings.json; in the current directory, or in your home with
---user), so the agent hears about the tasks of its scope when they end.
+.claude/settings.local.json, its personal project settings, which git is
+to ignore; qwen-code .qwen/settings.json, gemini-cli .gemini/settings.json;
+in the current directory, or in your home with --user), so the agent hears
+about the tasks of its scope when they end. What they name (the qtask
+binary, Claude's shell prefix link) is a path on this machine. For Claude,
+qtask's entries left in .claude/settings.json by an older install are
+moved out of it, and in a git work tree that would commit
+settings.local.json, install adds Claude Code's own rule for it
+(**/.claude/settings.local.json) to git's global excludes file, as Claude
+does when it writes that file, and says so.
 It also registers 'qtask mcp' as the agent's MCP server "qtask" (Claude:
 the project's .mcp.json; qwen and gemini: the same settings file), whose
 tools run commands as tasks (shell), list, read, wait for and stop them,
@@ -62,8 +70,9 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		cmd.Use = "uninstall claude|qwen|gemini"
 		cmd.Short = "Remove qtask's hooks from a coding agent's settings"
 		cmd.Long = `Remove exactly what 'qtask agent install' added to the agent's settings
-(its hooks and MCP server), and nothing else. Each file's previous text is
-kept in FILE.qtask-backup.`
+(its hooks and MCP server), and nothing else; for Claude, from
+.claude/settings.local.json and from .claude/settings.json, where older
+installs wrote. Each file's previous text is kept in FILE.qtask-backup.`
 	} else {
 		durationVar(cmd.Flags(), &opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
@@ -150,6 +159,11 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 			return err
 		}
 	}
+	if opts.Agent.Name == hooks.Claude.Name && !opts.User && !opts.Remove {
+		if note := install.KeepOutOfGit(path, deps.Env.Home, opts.DryRun); note != "" {
+			fmt.Fprintln(deps.IO.Out, note)
+		}
+	}
 	if opts.Agent.Name == hooks.Claude.Name && opts.User && !opts.Remove {
 		fmt.Fprintf(deps.IO.Out, "to give Claude Code qtask's MCP server in every project, run: %s\n", install.ClaudeUserMCPHint(deps.Self))
 	}
@@ -162,11 +176,11 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 // link is Claude's shell prefix, "" when its commands are not routed.
 func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Paths, link string) ([]install.Change, error) {
 	var change install.Change
+	var env []install.EnvVar
 	var err error
 	if opts.Remove {
 		change, err = install.PlanRemove(opts.Agent, path)
 	} else {
-		var env []install.EnvVar
 		if opts.Agent.Name == hooks.Claude.Name {
 			env = install.ClaudeEnv(link)
 		}
@@ -179,10 +193,21 @@ func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Pa
 	if err != nil {
 		return nil, err
 	}
+	var changes []install.Change
 	if opts.Remove {
-		return install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
+		changes, err = install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
+	} else {
+		changes, err = install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
 	}
-	return install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
+	if err != nil {
+		return nil, err
+	}
+	// Last: until the local file has them, the shared one keeps them.
+	shared, ok, err := install.PlanRemoveShared(opts.Agent, opts.User, paths, env)
+	if ok {
+		changes = append(changes, shared)
+	}
+	return changes, err
 }
 
 // updateShellLink makes the link to qtask that Claude's settings name as
@@ -198,11 +223,13 @@ func updateShellLink(opts *InstallOptions, path, link, self string) error {
 // and says what it did.
 func applyInstall(deps *Deps, opts *InstallOptions, change install.Change) error {
 	verb := "installed in"
-	if opts.Remove {
+	if opts.Remove || change.Shared {
 		verb = "removed from"
 	}
 	diff := change.Diff()
 	switch {
+	case diff == "" && change.Shared:
+		return nil // nothing of an older install's there
 	case diff == "" && opts.Remove:
 		fmt.Fprintf(deps.IO.Out, "no qtask %s for %s in %s: nothing to change\n", change.What, opts.Agent.Name, change.Path)
 		return nil
@@ -217,9 +244,16 @@ func applyInstall(deps *Deps, opts *InstallOptions, change install.Change) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(deps.IO.Out, "qtask %s for %s %s %s", change.What, opts.Agent.Name, verb, change.Path)
+	var notes []string
+	if change.Shared && !opts.Remove {
+		notes = append(notes, "an older install's, now in settings.local.json")
+	}
 	if backup != "" {
-		fmt.Fprintf(deps.IO.Out, " (previous version: %s)", backup)
+		notes = append(notes, "previous version: "+backup)
+	}
+	fmt.Fprintf(deps.IO.Out, "qtask %s for %s %s %s", change.What, opts.Agent.Name, verb, change.Path)
+	if len(notes) > 0 {
+		fmt.Fprintf(deps.IO.Out, " (%s)", strings.Join(notes, "; "))
 	}
 	fmt.Fprintln(deps.IO.Out)
 	return nil

@@ -123,14 +123,14 @@ func TestAgentInstallPassesClaudeDoctor(t *testing.T) {
 
 // TestAgentInstallRoutesClaude: installing for Claude sets the shell
 // prefix (a qtask-claude-shell link beside the settings) and agent mode in
-// the settings' env, and the routing hook; --no-route leaves the prefix
+// the env of the project's local settings (.claude/settings.local.json), and the routing hook; --no-route leaves the prefix
 // out; a prefix of the user's own is never replaced; uninstall takes out
 // exactly that, the link included.
 func TestAgentInstallRoutesClaude(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	proj := filepath.Join(h.root, "proj")
-	settings := filepath.Join(proj, ".claude", "settings.json")
+	settings := filepath.Join(proj, ".claude", "settings.local.json")
 	link := filepath.Join(proj, ".claude", "qtask-claude-shell")
 	mine := "{\n  \"env\": {\n    \"FOO\": \"1\"\n  }\n}\n"
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
@@ -198,5 +198,68 @@ func TestAgentInstallRoutesClaude(t *testing.T) {
 	}
 	if _, err := os.Lstat(link); !os.IsNotExist(err) {
 		t.Errorf("a refused install made the prefix link (%v)", err)
+	}
+}
+
+// TestAgentInstallMovesClaudeOutOfSharedSettings: a Claude project install
+// writes .claude/settings.local.json, takes an older install's entries out
+// of the shared .claude/settings.json (which teams commit) so that no hook
+// runs twice, leaving the user's own there byte for byte, and, in a git
+// work tree that would commit the local file, adds Claude's own rule to
+// git's global excludes file and says so. Uninstall cleans both files.
+func TestAgentInstallMovesClaudeOutOfSharedSettings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mine := "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(make:*)\"\n    ]\n  },\n  \"env\": {\n    \"FOO\": \"1\"\n  }\n}\n"
+	// What an older install left in the shared file: qtask's entries
+	// merged into the user's, as install merges them into any file.
+	older := filepath.Join(h.root, "older")
+	os.MkdirAll(filepath.Join(older, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(older, ".claude", "settings.local.json"), []byte(mine), 0o644)
+	if r := h.qtaskIn(older, nil, "agent", "install", "claude"); r.code != 0 {
+		t.Fatalf("install: exit %d %q", r.code, r.stderr)
+	}
+	oldShared, _ := os.ReadFile(filepath.Join(older, ".claude", "settings.local.json"))
+
+	proj := filepath.Join(h.root, "proj")
+	shared, local := filepath.Join(proj, ".claude", "settings.json"), filepath.Join(proj, ".claude", "settings.local.json")
+	os.MkdirAll(filepath.Dir(shared), 0o755)
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	os.WriteFile(shared, oldShared, 0o644)
+	run := func(args ...string) result { return h.qtaskIn(proj, nil, append([]string{"agent"}, args...)...) }
+	r := run("install", "claude")
+	excludes := filepath.Join(h.root, "home", ".config", "git", "ignore")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed from "+shared+" (an older install's, now in settings.local.json") ||
+		!strings.Contains(r.stdout, "added **/.claude/settings.local.json to "+excludes) {
+		t.Fatalf("install over an older one: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, _ := os.ReadFile(shared); string(got) != mine {
+		t.Errorf("the shared settings after install:\n%s\nwant the user's as they were:\n%s", got, mine)
+	}
+	installed, _ := os.ReadFile(local)
+	for _, want := range []string{"agent hook claude --rewake", `"PreToolUse"`, `"QTASK_AGENT": "1"`, `"CLAUDE_CODE_SHELL_PREFIX"`} {
+		if !strings.Contains(string(installed), want) {
+			t.Errorf("the local settings lack %s:\n%s", want, installed)
+		}
+	}
+	check := exec.Command("git", "-C", proj, "check-ignore", "-q", ".claude/settings.local.json")
+	check.Env = h.env // the harness's HOME, whose excludes file install wrote
+	if err := check.Run(); err != nil {
+		t.Errorf("git does not ignore the local settings after install: %v", err)
+	}
+	if r := run("install", "claude"); r.code != 0 || strings.Contains(r.stdout, shared) || strings.Contains(r.stdout, "git") {
+		t.Errorf("a second install: exit %d %q", r.code, r.stdout)
+	}
+	os.WriteFile(shared, oldShared, 0o644) // an older install again, beside this one
+	if r := run("uninstall", "claude"); r.code != 0 || !strings.Contains(r.stdout, "removed from "+shared) {
+		t.Fatalf("uninstall: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if got, _ := os.ReadFile(shared); string(got) != mine {
+		t.Errorf("the shared settings after uninstall:\n%s\nwant:\n%s", got, mine)
+	}
+	if got, _ := os.ReadFile(local); strings.Contains(string(got), "qtask") {
+		t.Errorf("the local settings after uninstall:\n%s", got)
 	}
 }

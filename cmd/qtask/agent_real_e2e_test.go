@@ -170,7 +170,37 @@ func (h *harness) installedProject(args ...string) string {
 	if r := h.qtaskIn(proj, nil, append([]string{"agent", "install"}, args...)...); r.code != 0 {
 		h.t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 	}
+	checkInstalledIn(h.t, proj, args[0])
 	return proj
+}
+
+// installedSettings is the settings file `qtask agent install` writes in
+// the project proj for agent a: Claude's personal project settings, the
+// project settings of the others.
+func installedSettings(proj string, a agenttest.Agent) string {
+	if a == agenttest.Claude {
+		return filepath.Join(proj, ".claude", "settings.local.json")
+	}
+	return filepath.Join(proj, "."+a.Name, "settings.json")
+}
+
+// checkInstalledIn checks that the hooks install wrote for the agent named
+// name are in its installedSettings and that, for Claude, the shared
+// .claude/settings.json (which teams commit) names no qtask: so a real agent's
+// run on proj proves the hooks fire from there.
+func checkInstalledIn(t *testing.T, proj, name string) {
+	t.Helper()
+	for _, a := range []agenttest.Agent{agenttest.Claude, agenttest.Qwen, agenttest.Gemini} {
+		if a.Name != name {
+			continue
+		}
+		if data, err := os.ReadFile(installedSettings(proj, a)); err != nil || !strings.Contains(string(data), "agent hook "+name) {
+			t.Fatalf("%s has no hooks of qtask's (%v):\n%s", installedSettings(proj, a), err, data)
+		}
+		if data, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json")); a == agenttest.Claude && strings.Contains(string(data), "qtask") {
+			t.Fatalf("install left qtask in the shared .claude/settings.json:\n%s", data)
+		}
+	}
 }
 
 // agentEnv is the environment of an agent run on the harness: qtask's

@@ -92,6 +92,7 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]strin
 	if r := h.qtaskIn(proj, nil, "agent", "install", agent.Name); r.code != 0 {
 		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 	}
+	checkInstalledIn(t, proj, agent.Name)
 	tag := fmt.Sprintf("%08x", rand.Uint32())
 	decoy := "decoy-42-" + tag
 	runs, gates := resumeScript(t, proj, tag, len(resumes))

@@ -201,6 +201,7 @@ func newAgentProject(t *testing.T, h *harness, agent, scope string) *agentProjec
 	if r := h.qtaskIn(p.dir, nil, "agent", "install", agent, "--hold", "60s"); r.code != 0 {
 		t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 	}
+	checkInstalledIn(t, p.dir, agent)
 	if err := syscall.Mkfifo(p.gate, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func TestMCPWithRealAgents(t *testing.T) {
 		if r := h.qtaskIn(proj, nil, "agent", "install", a.Name); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
 			t.Fatalf("agent install %s: exit %d %q %q", a.Name, r.code, r.stdout, r.stderr)
 		}
-		restore := setHooksAside(t, filepath.Join(proj, "."+a.Name, "settings.json"))
+		restore := setHooksAside(t, installedSettings(proj, a))
 		gate := filepath.Join(h.root, "gate")
 		marker := fmt.Sprintf("mcp-agent-%d", rand.Uint32())
 		list, shell, wait := a.MCPTool("qtask", "task_list"), a.MCPTool("qtask", "shell"), a.MCPTool("qtask", "task_wait")
@@ -173,7 +173,7 @@ func TestMCPWithRealAgents(t *testing.T) {
 		if r := h.qtaskIn(proj, nil, "agent", "uninstall", a.Name); r.code != 0 {
 			t.Fatalf("agent uninstall: exit %d %q", r.code, r.stderr)
 		}
-		for _, f := range []string{".mcp.json", ".claude/settings.json", ".qwen/settings.json", ".gemini/settings.json"} {
+		for _, f := range []string{".mcp.json", ".claude/settings.local.json", ".qwen/settings.json", ".gemini/settings.json"} {
 			if data, _ := os.ReadFile(filepath.Join(proj, f)); strings.Contains(string(data), "mcpServers") {
 				t.Errorf("after uninstall %s still has:\n%s", f, data)
 			}

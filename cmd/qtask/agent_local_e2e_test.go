@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtask/qtask/agent/agenttest"
+	"github.com/qtask/qtask/agent/mockmodel"
+)
+
+// TestClaudeFiresHooksFromLocalSettingsOnce: `qtask agent install claude`
+// over an older install (of a qtask since moved), which had put qtask's
+// entries in the shared .claude/settings.json, moves them to
+// .claude/settings.local.json; the pinned Claude Code then runs each of
+// qtask's hooks from there, once per event, not once per file (its
+// --include-hook-events records show every hook run; with the older
+// entries left in place each event ran twice). What reaches the model:
+// the notification of a task that ended before the run, once, in the
+// first request (the SessionStart hook, the first to fire, adds it); the
+// Bash call's output, the call run as a qtask task (the shell prefix from
+// the local env).
+func TestClaudeFiresHooksFromLocalSettingsOnce(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Claude)
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	proj := filepath.Join(h.root, "proj")
+	shared := filepath.Join(proj, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(shared), 0o755)
+	// An older install's file: what install writes into any settings file.
+	if r := h.qtaskIn(proj, nil, "agent", "install", "claude"); r.code != 0 {
+		t.Fatalf("install: exit %d %q", r.code, r.stderr)
+	}
+	// From a qtask elsewhere (since moved), so that its hooks are not the
+	// same commands as the new ones, which Claude would run once anyway.
+	oldBin := filepath.Join(h.root, "old", "qtask")
+	os.MkdirAll(filepath.Dir(oldBin), 0o755)
+	if err := os.Symlink(qtaskBin, oldBin); err != nil {
+		t.Fatal(err)
+	}
+	older, err := os.ReadFile(filepath.Join(proj, ".claude", "settings.local.json"))
+	if err != nil || !strings.Contains(string(older), qtaskBin+" agent hook claude") {
+		t.Fatalf("install wrote (%v):\n%s", err, older)
+	}
+	os.Remove(filepath.Join(proj, ".claude", "settings.local.json"))
+	if err := os.WriteFile(shared, []byte(strings.ReplaceAll(string(older), qtaskBin+" agent hook", oldBin+" agent hook")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.qtaskIn(proj, nil, "agent", "install", "claude"); r.code != 0 || !strings.Contains(r.stdout, "removed from "+shared) {
+		t.Fatalf("install over the older one: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	checkInstalledIn(t, proj, "claude")
+
+	scope := "agent-local"
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	if r := h.qtaskIn(proj, []string{"QTASK_SCOPE=" + scope}, "run", "--bg", "--", "echo before-$((6*7))-"+tag); r.code != 0 {
+		t.Fatalf("run --bg: exit %d %q", r.code, r.stderr)
+	}
+	if r := h.qtaskIn(proj, []string{"QTASK_SCOPE=" + scope}, "agent", "inbox", "--peek", "--wait", "60s"); r.code != 0 {
+		t.Fatalf("the task's notification was not queued: exit %d %q", r.code, r.stderr)
+	}
+	mock, err := mockmodel.Start(mockmodel.Shell("echo routed-$((6*7))-"+tag), mockmodel.Text("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj,
+		Env: h.agentEnv("QTASK_SCOPE=" + scope), Args: []string{"--allowedTools", "Bash", "--include-hook-events"}}
+	out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run))
+	if err != nil {
+		t.Fatalf("%v\nrequests:\n%s\nstdout tail:\n%s", err, mock.Summary(), lastBytes(out, 4000))
+	}
+	turns := mock.MainTurns()
+	if len(turns) != 2 || turns[0].Count("before-42-"+tag) != 1 || turns[1].Count("before-42-"+tag) != 1 {
+		t.Errorf("the task's notification should reach the model once, in the first request\nrequests:\n%s", mock.Summary())
+	}
+	if len(turns) == 2 && !strings.Contains(strings.Join(turns[1].ToolResults(), "\n"), "routed-42-"+tag) {
+		t.Errorf("the Bash call's output did not reach the model: %q", turns[1].ToolResults())
+	}
+	if got := h.qtaskIn(proj, nil, "ls", "--json", "--scope", scope); !strings.Contains(got.stdout, "echo routed-$((6*7))-"+tag) {
+		t.Errorf("the Bash call was not a qtask task (no routing from the local env): %s", got.stdout)
+	}
+	checkHookRunsOnce(t, out)
+}
+
+// checkHookRunsOnce reads Claude's hook_started records and wants each of
+// qtask's hook events to have run its hooks once: SessionStart,
+// UserPromptSubmit, PreToolUse, PostToolUse and Stop (the Stop hook and
+// the asyncRewake waiter: two commands).
+func checkHookRunsOnce(t *testing.T, out []byte) {
+	t.Helper()
+	runs := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type, Subtype string
+			HookEvent     string `json:"hook_event"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "system" && ev.Subtype == "hook_started" {
+			runs[ev.HookEvent]++
+		}
+	}
+	t.Logf("hook runs: %v", runs)
+	want := map[string]int{"SessionStart": 1, "UserPromptSubmit": 1, "PreToolUse": 1, "PostToolUse": 1, "Stop": 2}
+	for ev, n := range want {
+		if runs[ev] != n {
+			t.Errorf("%s ran %d hooks, want %d (one set, from the local settings)\nstdout:\n%s", ev, runs[ev], n, lastBytes(out, 6000))
+		}
+	}
+}
