@@ -552,6 +552,8 @@ type Change struct {
 	// settings (SharedSettingsPath), whatever the command; it has nothing
 	// to say when there were none.
 	Shared bool
+	// Note: a line for the user about the file as installed, "" if none.
+	Note string
 }
 
 // PlanAdd reads the settings file at path and works out the install (the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -105,13 +106,45 @@ func isOurMCP(v any) bool {
 	return strings.HasPrefix(filepath.Base(cmd), "qtask") && len(args) == 1 && args[0] == "mcp"
 }
 
+// SharedMCPCommand is how Claude's project .mcp.json (the project scope,
+// which Claude means to be committed) names qtask: by its bare name when
+// the PATH finds this very binary self under it, so that the file names no
+// path of this machine; else by self's absolute path, and portable is
+// false. (Claude expands ${VAR} in .mcp.json from its own environment
+// only: a variable set in settings.local.json's env does not reach it,
+// measured with 2.1.330, so the path cannot be left to the local file.)
+func SharedMCPCommand(self string) (command string, portable bool) {
+	found, err := exec.LookPath(mcpName)
+	if err != nil {
+		return self, false
+	}
+	a, errA := filepath.EvalSymlinks(found)
+	b, errB := filepath.EvalSymlinks(self)
+	if errA != nil || errB != nil || a != b {
+		return self, false
+	}
+	return mcpName, true
+}
+
 // PlanAddMCP adds the registration of qtask's MCP server to a planned
 // hooks change (PlanAdd's): into that change when the agent reads MCP
 // servers from the same file, else as a change of its own (Claude's
 // .mcp.json; none for Claude's user settings, see MCPPath). PlanRemoveMCP
 // does the same for the removal (PlanRemove's). Nothing is written.
 func PlanAddMCP(a hooks.Agent, user bool, p Paths, hooksChange Change, self string) ([]Change, error) {
-	return withMCP(a, user, p, hooksChange, func(old []byte) ([]byte, error) { return AddMCP(a, old, self) })
+	command, note := self, ""
+	if a.Name == "claude" && !user {
+		var portable bool
+		if command, portable = SharedMCPCommand(self); !portable {
+			note = "note: .mcp.json names qtask by its path on this machine (no qtask on PATH is " + self +
+				"): keep it out of version control, or put qtask on PATH and install again"
+		}
+	}
+	changes, err := withMCP(a, user, p, hooksChange, func(old []byte) ([]byte, error) { return AddMCP(a, old, command) })
+	if err == nil && note != "" {
+		changes[len(changes)-1].Note = note
+	}
+	return changes, err
 }
 
 // PlanRemoveMCP: see PlanAddMCP.

@@ -1,6 +1,8 @@
 package install
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +44,38 @@ func TestAddMCP(t *testing.T) {
 	}
 	if kept, _ := RemoveMCP([]byte(foreign)); string(kept) != foreign {
 		t.Errorf("RemoveMCP touched someone else's entry: %s", kept)
+	}
+}
+
+// TestSharedMCPCommand: Claude's committed .mcp.json gets the bare name
+// when the PATH finds the very binary (through a link too), else the path.
+func TestSharedMCPCommand(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "real", "qtask")
+	os.MkdirAll(filepath.Dir(self), 0o755)
+	os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755)
+	onPath := filepath.Join(dir, "bin")
+	os.MkdirAll(onPath, 0o755)
+	t.Setenv("PATH", onPath)
+	if cmd, portable := SharedMCPCommand(self); cmd != self || portable {
+		t.Errorf("no qtask on PATH: %q %v, want the path", cmd, portable)
+	}
+	os.Symlink(self, filepath.Join(onPath, "qtask"))
+	if cmd, portable := SharedMCPCommand(self); cmd != "qtask" || !portable {
+		t.Errorf("PATH finds it through a link: %q %v, want the bare name", cmd, portable)
+	}
+	other := filepath.Join(dir, "other", "qtask")
+	os.MkdirAll(filepath.Dir(other), 0o755)
+	os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755)
+	if cmd, portable := SharedMCPCommand(other); cmd != other || portable {
+		t.Errorf("PATH finds another qtask: %q %v, want the path", cmd, portable)
+	}
+	c, err := PlanAddMCP(hooks.Claude, false, Paths{Cwd: dir}, Change{Path: filepath.Join(dir, ".claude", "settings.local.json")}, other)
+	if err != nil || len(c) != 2 || !strings.Contains(string(c[1].New), `"command": "`+other+`"`) || !strings.Contains(c[1].Note, "keep it out of version control") {
+		t.Errorf("PlanAddMCP with another qtask on PATH: %v %+v", err, c)
+	}
+	c, err = PlanAddMCP(hooks.Claude, false, Paths{Cwd: dir}, Change{Path: filepath.Join(dir, ".claude", "settings.local.json")}, self)
+	if err != nil || len(c) != 2 || !strings.Contains(string(c[1].New), `"command": "qtask"`) || c[1].Note != "" {
+		t.Errorf("PlanAddMCP with this qtask on PATH: %v %+v", err, c)
 	}
 }

@@ -49,7 +49,9 @@ settings.local.json, install adds Claude Code's own rule for it
 (**/.claude/settings.local.json) to git's global excludes file, as Claude
 does when it writes that file, and says so.
 It also registers 'qtask mcp' as the agent's MCP server "qtask" (Claude:
-the project's .mcp.json; qwen and gemini: the same settings file), whose
+the project's .mcp.json, which Claude means to be committed: qtask by its
+bare name when PATH finds this binary, else by its path, and install says
+so; qwen and gemini: the same settings file), whose
 tools run commands as tasks (shell), list, read, wait for and stop them,
 and watch output as it comes (monitor: each line, or each line matching a
 pattern, is a notification; see 'qtask monitor --help').
@@ -222,6 +224,15 @@ func updateShellLink(opts *InstallOptions, path, link, self string) error {
 // applyInstall writes one file's change (or, with --dry-run, prints it)
 // and says what it did.
 func applyInstall(deps *Deps, opts *InstallOptions, change install.Change) error {
+	if err := applyChange(deps, opts, change); err != nil || change.Note == "" {
+		return err
+	}
+	fmt.Fprintln(deps.IO.Out, change.Note)
+	return nil
+}
+
+// applyChange is applyInstall but for the change's note.
+func applyChange(deps *Deps, opts *InstallOptions, change install.Change) error {
 	verb := "installed in"
 	if opts.Remove || change.Shared {
 		verb = "removed from"

@@ -105,7 +105,8 @@ func TestMCPInspector(t *testing.T) {
 }
 
 // TestMCPWithRealAgents: `qtask agent install` registers qtask's MCP server
-// where each pinned agent reads it (Claude: the project's .mcp.json; qwen
+// where each pinned agent reads it (Claude: the project's .mcp.json, by
+// the bare name qtask, which the agent's PATH finds; qwen
 // and gemini: their settings, gemini with trust), and the agent, given
 // nothing else, starts it. The model (scripted) lists the tasks (none yet),
 // starts a background task with the shell tool, then waits for it with
@@ -122,6 +123,11 @@ func TestMCPWithRealAgents(t *testing.T) {
 		os.MkdirAll(proj, 0o755)
 		if r := h.qtaskIn(proj, nil, "agent", "install", a.Name); r.code != 0 || !strings.Contains(r.stdout, "MCP server") {
 			t.Fatalf("agent install %s: exit %d %q %q", a.Name, r.code, r.stdout, r.stderr)
+		}
+		// Claude's .mcp.json (committed, as Claude means it) names qtask
+		// by its bare name when the PATH finds this binary, as here.
+		if data, _ := os.ReadFile(filepath.Join(proj, ".mcp.json")); a == agenttest.Claude && !strings.Contains(string(data), `"command": "qtask",`) {
+			t.Fatalf(".mcp.json names qtask by a path:\n%s", data)
 		}
 		restore := setHooksAside(t, installedSettings(proj, a))
 		gate := filepath.Join(h.root, "gate")
@@ -153,7 +159,7 @@ func TestMCPWithRealAgents(t *testing.T) {
 		defer cancel()
 		scope := "agent-" + a.Name
 		run := &agenttest.Run{Agent: a, Prompt: "list the tasks, run one in the background and wait for it", Model: mock.URL(), Dir: proj,
-			Env: []string{"QTASK_STATE_DIR=" + h.state, "QTASK_CONFIG=" + h.config, "QTASK_TMUX_SOCKET=" + h.socket, "QTASK_SCOPE=" + scope}}
+			Env: h.agentEnv("QTASK_SCOPE=" + scope)}
 		if a == agenttest.Claude {
 			run.Args = []string{"--allowedTools", list + "," + shell + "," + wait}
 		}
