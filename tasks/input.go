@@ -67,14 +67,14 @@ func CheckGivenName(name string) error {
 		return &ArgumentError{Msg: "task name is empty (only whitespace): give a name to show, or none"}
 	}
 	if len(name) > MaxNameBytes {
-		return &ArgumentError{Msg: fmt.Sprintf("task name is %d bytes, over the limit of %d: choose a shorter --name", len(name), MaxNameBytes)}
+		return &ArgumentError{Msg: fmt.Sprintf("task name is %d bytes, over the limit of %d: choose a shorter name", len(name), MaxNameBytes)}
 	}
 	if !utf8.ValidString(name) {
-		return &ArgumentError{Msg: "task name is not valid UTF-8: choose a printable --name"}
+		return &ArgumentError{Msg: "task name is not valid UTF-8: choose a printable name"}
 	}
 	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(name[i:])
-		return &ArgumentError{Msg: fmt.Sprintf("task name holds the control character %U at byte %d: choose a printable --name", r, i)}
+		return &ArgumentError{Msg: fmt.Sprintf("task name holds the control character %U at byte %d: choose a printable name", r, i)}
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ func (h *handlers) monitor(c *call, in monitorArgs) (string, error) {
 	if (strings.TrimSpace(in.Command) == "") == (in.TaskID == "") {
 		return "", argError("give either command (a command to run as a monitor) or task_id (a running task to watch), not both or neither")
 	}
+	if err := bareAmpersand(in.Command, "let the monitor run it: a monitor runs in the background already"); err != nil {
+		return "", err
+	}
 	mo := monitor.Options{Match: in.Match, MaxEvents: in.MaxEvents}
 	if in.IdleTimeoutMS != nil {
 		d, err := idleTimeout(in.IdleTimeoutMS)

@@ -43,9 +43,8 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return "", argError("command is empty: give the shell command to run")
 	}
-	if tasks.EndsWithBareAmpersand(in.Command) {
-		return "", argError("the command ends with a bare '&', which would fork it away from the task qtask tracks: " +
-			"drop the '&' and set is_background: true instead")
+	if err := bareAmpersand(in.Command, "set is_background: true instead"); err != nil {
+		return "", err
 	}
 	gate, err := readyGate(in)
 	if err != nil {
@@ -301,4 +300,14 @@ func (t *tailBuffer) lastLine() string {
 		rest = rest[i+1:]
 	}
 	return string(rest)
+}
+
+// bareAmpersand refuses a command ending in a bare '&' with the tool's own
+// way to the background (advice), rather than the CLI's `qtask run --bg`
+// that Start's own check names; nil for any other command.
+func bareAmpersand(command, advice string) error {
+	if !tasks.EndsWithBareAmpersand(command) {
+		return nil
+	}
+	return argError("the command ends with a bare '&', which would fork it away from the task qtask tracks: drop the '&' and %s", advice)
 }

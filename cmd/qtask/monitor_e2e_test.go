@@ -504,3 +504,30 @@ func TestMonitorGuidanceKeepsAServerRunning(t *testing.T) {
 	}
 	h.mustQtask("stop", server.ID)
 }
+
+// TestMCPArgumentErrorsNameTheTools: an MCP client reads its errors in
+// the tools' terms: a bad name is the `name` argument (it read "choose a
+// printable --name", a flag no tool has), and a monitor command ending in
+// a bare '&' is told to drop it, as a monitor runs in the background
+// already (it read "use `qtask run --bg`", a command an MCP-only client
+// may have no shell to run) (found by a trial of monitors through MCP).
+func TestMCPArgumentErrorsNameTheTools(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cs, _ := h.mcpClient(nil)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"shell", map[string]any{"command": "echo hi", "name": "a\x07b"}, "choose a printable name"},
+		{"monitor", map[string]any{"command": "echo hi", "name": strings.Repeat("n", 300)}, "choose a shorter name"},
+		{"monitor", map[string]any{"command": "tail -f log &"}, "a monitor runs in the background already"},
+		{"shell", map[string]any{"command": "sleep 9 &"}, "set is_background: true"},
+	} {
+		text, isErr := callTool(t, cs, c.tool, c.args)
+		if !isErr || !strings.Contains(text, c.want) || strings.Contains(text, "--") || strings.Contains(text, "qtask run") {
+			t.Errorf("%s %v: %q (error %v), want a tool error saying %q in the tool's terms", c.tool, c.args, text, isErr, c.want)
+		}
+	}
+}
