@@ -61,7 +61,7 @@ func New(opts Options) *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions})
 	h := &handlers{opts: opts}
 	addTool(s, h, &mcp.Tool{Name: "shell", Description: shellDescription}, h.shell)
-	addTool(s, h, &mcp.Tool{Name: "task_list", Description: "List this session's qtask tasks (running and ended) with status, runtime, command and output file."}, h.list)
+	addTool(s, h, &mcp.Tool{Name: "task_list", Description: "List this session's qtask tasks (running and ended) with status, runtime, command and output file: the newest 50, or limit (at most 500); a last line says how many older ones were left out."}, h.list)
 	addTool(s, h, &mcp.Tool{Name: "task_status", Description: "Show one task: status, exit code, command, cwd, times, output file, and the end of its output."}, h.status)
 	addTool(s, h, &mcp.Tool{Name: "task_output", Description: taskOutputDescription}, h.output)
 	addTool(s, h, &mcp.Tool{Name: "task_stop", Description: "Stop a running task: SIGTERM to its whole process group, SIGKILL after a grace period. Returns once it has ended."}, h.stop)

@@ -12,7 +12,16 @@ import (
 
 type listArgs struct {
 	Status string `json:"status,omitempty" jsonschema:"only tasks with this status: running, completed, failed or cancelled"`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"at most this many tasks, the newest (default 50, at most 500)"`
 }
+
+// task_list shows the newest listDefault tasks unless asked for more, and
+// never more than listMax: a scope of a thousand tasks would otherwise
+// land whole in the model's context.
+const (
+	listDefault = 50
+	listMax     = 500
+)
 
 func (h *handlers) list(c *call, in listArgs) (string, error) {
 	filter := tasks.Filter{Scope: h.opts.Start.Scope}
@@ -23,6 +32,12 @@ func (h *handlers) list(c *call, in listArgs) (string, error) {
 		}
 		filter.Status = st
 	}
+	limit := listDefault
+	if in.Limit != nil {
+		if limit = *in.Limit; limit < 1 || limit > listMax {
+			return "", argError("limit must be from 1 to %d", listMax)
+		}
+	}
 	list, _, err := c.store.List(filter)
 	if err != nil {
 		return "", err
@@ -30,13 +45,48 @@ func (h *handlers) list(c *call, in listArgs) (string, error) {
 	if len(list) == 0 {
 		return "No tasks.", nil
 	}
+	shown := list[max(len(list)-limit, 0):] // oldest first, as List has them
 	var b strings.Builder
 	now := time.Now()
-	for _, t := range list {
+	for _, t := range shown {
 		fmt.Fprintf(&b, "%s  %s  %s  %s\n    output: %s\n", t.ID, t.StatusText(),
 			t.Runtime(now).Round(time.Second), label(t), t.OutputPath)
 	}
+	if left := list[:len(list)-len(shown)]; len(left) > 0 {
+		b.WriteString(leftOut(left, len(list), in.Status == "", filter.Scope))
+	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// leftOut is the line that ends a cut list: how many older tasks of total
+// are not shown (and how many of them run, when the list is not filtered
+// by status) and how to see them.
+func leftOut(left []*tasks.Task, total int, unfiltered bool, scope string) string {
+	running := ""
+	if n := countRunning(left); unfiltered && n > 0 {
+		running = fmt.Sprintf(" (%d of them running: status \"running\" lists those)", n)
+	}
+	return fmt.Sprintf("… %d older tasks not shown, of %d in all%s. To see them: status narrows the list, "+
+		"limit shows more (at most %d), `qtask ls --scope %s` lists them all.\n",
+		len(left), total, running, listMax, scopeWord(scope))
+}
+
+func countRunning(list []*tasks.Task) int {
+	n := 0
+	for _, t := range list {
+		if t.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// scopeWord is the scope as one shell word.
+func scopeWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%:/._-+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // label is a task's name or command on one line, cut to a readable length.

@@ -653,3 +653,73 @@ func TestMCPOutputIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPTaskListIsBounded: with a thousand tasks in the scope, task_list
+// (through the real stdio server) shows the newest 50, oldest first, and
+// a last line saying how many older ones were left out, how many of those
+// run, and how to see them (status, limit, qtask ls); limit shows more, up
+// to 500, and is refused beyond; status narrows before the cut. Commands
+// are escaped as in every result.
+func TestMCPTaskListIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\nkeep_finished = 0\n")
+	running := h.start("sleep 300")
+	const planted = 1000
+	ids := make([]string, planted)
+	for i := range planted {
+		ids[i] = fmt.Sprintf("%08x", 0xa0000000+i)
+		started := running.StartedAt.Add(time.Duration(i+1) * time.Millisecond).UTC()
+		command := fmt.Sprintf("echo %d", i)
+		if i == planted-1 {
+			command = "echo \x1b[31mred\u202e"
+		}
+		h.plantRecord(ids[i], map[string]any{
+			"id": ids[i], "name": "", "kind": "shell", "command": command, "cwd": h.root, "scope": "default",
+			"status": "completed", "exit_code": 0, "error": "", "pid": 0, "pane_id": "",
+			"started_at": started.Format(time.RFC3339Nano), "ended_at": started.Add(time.Second).Format(time.RFC3339Nano),
+			"output_path": filepath.Join(h.state, "output", ids[i]+".log"), "background": true,
+		})
+	}
+	cs, _ := h.mcpClient(nil)
+	list := func(args map[string]any) (text string, entries []string) {
+		t.Helper()
+		text, isErr := callTool(t, cs, "task_list", args)
+		if isErr {
+			t.Fatalf("task_list %v: error %q", args, text)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if id, _, ok := strings.Cut(line, "  "); ok && len(id) == 8 {
+				entries = append(entries, id)
+			}
+		}
+		return text, entries
+	}
+	text, entries := list(nil)
+	if len(entries) != 50 || entries[0] != ids[planted-50] || entries[49] != ids[planted-1] {
+		t.Errorf("task_list shows %d tasks %v…, want the newest 50, oldest first", len(entries), entries[:min(len(entries), 3)])
+	}
+	wantLine := "… 951 older tasks not shown, of 1001 in all (1 of them running: status \"running\" lists those). " +
+		"To see them: status narrows the list, limit shows more (at most 500), `qtask ls --scope default` lists them all."
+	if !strings.HasSuffix(text, "\n"+wantLine) {
+		t.Errorf("task_list's last line:\n%s\nwant:\n%s", lastBytes([]byte(text), 400), wantLine)
+	}
+	if !strings.Contains(text, `echo \u001b[31mred\u202e`) || strings.ContainsAny(text, "\x1b\u202e") {
+		t.Errorf("task_list does not escape the command: %q", lastBytes([]byte(text), 600))
+	}
+	if text, entries = list(map[string]any{"limit": 500}); len(entries) != 500 || !strings.Contains(text, "… 501 older tasks not shown, of 1001 in all (1 of them running") {
+		t.Errorf("limit 500: %d tasks, last line %q", len(entries), lastBytes([]byte(text), 300))
+	}
+	if text, entries = list(map[string]any{"status": "running"}); len(entries) != 1 || entries[0] != running.ID || strings.Contains(text, "not shown") {
+		t.Errorf("status running: %q", text)
+	}
+	if text, entries = list(map[string]any{"status": "completed", "limit": 3}); len(entries) != 3 || !strings.HasSuffix(text, "… 997 older tasks not shown, of 1000 in all. "+
+		"To see them: status narrows the list, limit shows more (at most 500), `qtask ls --scope default` lists them all.") {
+		t.Errorf("status completed, limit 3: %q", text)
+	}
+	for _, bad := range []int{0, 501} {
+		if text, isErr := callTool(t, cs, "task_list", map[string]any{"limit": bad}); !isErr || !strings.Contains(text, "limit must be from 1 to 500") {
+			t.Errorf("limit %d: error %v %q", bad, isErr, text)
+		}
+	}
+}

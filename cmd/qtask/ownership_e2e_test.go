@@ -35,6 +35,12 @@ func (h *harness) plantRunning(id string, pid, wrapper int, startedAt time.Time)
 	if wrapper != 0 {
 		rec["wrapper_pid"], rec["wrapper_start"] = wrapper, procStart(h.t, wrapper)
 	}
+	h.plantRecord(id, rec)
+}
+
+// plantRecord writes rec as task id's record, with an empty output file.
+func (h *harness) plantRecord(id string, rec map[string]any) {
+	h.t.Helper()
 	data, err := json.Marshal(rec)
 	if err != nil {
 		h.t.Fatal(err)
