@@ -240,10 +240,13 @@ func (e *events) line(text string) {
 // emit counts one event and queues it, in one locked step; the event that
 // reaches the max events ends the monitor.
 func (e *events) emit(line string) {
-	var last bool
+	var last, full bool
 	_, err := e.s.update(e.r.ID, func(r *record) error {
 		if !r.Running() {
 			e.ended = true
+			return errSkip
+		}
+		if full = e.s.unreadEvents(r) >= monitor.MaxUnread; full {
 			return errSkip
 		}
 		r.Events++
@@ -252,12 +255,26 @@ func (e *events) emit(line string) {
 		last = r.Events >= e.spec.MaxEvents
 		return e.s.queueEvent(r, Event{Count: r.Events, Line: line}, e.seq)
 	})
+	if full {
+		e.dropped++ // nobody has read the ones waiting: this one would pile up
+		return
+	}
 	if err == nil {
 		e.dropped, e.droppedAt = 0, time.Now()
 	}
 	if last {
 		e.end(reasonMaxEvents)
 	}
+}
+
+// unreadEvents counts r's events that wait unread in its scope's queue,
+// for a caller holding the state lock (readers consume under it).
+func (s *Store) unreadEvents(r *record) int {
+	names, _ := namesIn(s.scopeDir(r.Scope), func(name string) bool {
+		id, isEvent := entryID(name)
+		return isEvent && id == r.ID
+	})
+	return len(names)
 }
 
 // countDropped writes the lines dropped since the record last counted

@@ -107,3 +107,30 @@ func TestMonitorLongLines(t *testing.T) {
 		}
 	}
 }
+
+// At most monitor.MaxUnread events of a monitor wait unread: a line that
+// the bucket lets through while they do is dropped and counted, and once
+// a reader has taken them, lines are events again.
+func TestMonitorUnreadEventsAreBounded(t *testing.T) {
+	s := newTestStore(t)
+	r := saveMonitor(t, s, "abcd0001", "A")
+	now := time.Unix(1000, 0)
+	e := s.newEvents(r, &monitorSpec{MaxEvents: 1000, IdleTimeout: time.Hour}, 0, func() time.Time { return now })
+	for i := range monitor.MaxUnread + 5 {
+		now = now.Add(time.Second) // the bucket always has a token
+		e.line("line " + strings.Repeat("x", i))
+	}
+	if got := consume(t, s, "A"); len(got) != monitor.MaxUnread {
+		t.Fatalf("%d events waited unread, want %d", len(got), monitor.MaxUnread)
+	}
+	now = now.Add(time.Second)
+	e.line("after the read")
+	got := consume(t, s, "A")
+	if len(got) != 1 {
+		t.Fatalf("after a read, one more line gave %d notifications, want its event", len(got))
+	}
+	e.countDropped(true)
+	if st, _ := s.load("abcd0001"); st.Events != monitor.MaxUnread+1 || st.EventsDropped != 5 {
+		t.Errorf("the monitor counts %d events and %d dropped, want %d and 5", st.Events, st.EventsDropped, monitor.MaxUnread+1)
+	}
+}

@@ -10,9 +10,9 @@ import (
 )
 
 var monitorDescription = fmt.Sprintf(`Watch output instead of polling it: run command as a monitor task (in its own tmux window), or watch the running task task_id, and get each output line (or each line matching match, an RE2 regular expression) as a <task-notification> with <kind>monitor</kind>, <status>running</status>, <event-count> and the line in <result>, in the results of your later qtask calls. Returns at once.
-Throttled: %d events at once, then one a second; lines beyond that are dropped and counted. It ends after max_events events (default %d, at most %d), after idle_timeout_ms without output (default %d, at most %d), or when its command (or the watched task) ends; then one more notification gives the total and the dropped lines. Ending by itself (max_events, idle_timeout_ms) it stops its command, never a watched task: run a server with shell (is_background, or ready_pattern to return once it is up) and monitor its task_id, not as command. task_stop stops it. At most %d run at once.
+Throttled: %d events at once, then one a second, and at most %d wait unread; lines beyond that are dropped and counted. It ends after max_events events (default %d, at most %d), after idle_timeout_ms without output (default %d, at most %d), or when its command (or the watched task) ends; then one more notification gives the total and the dropped lines. Ending by itself (max_events, idle_timeout_ms) it stops its command, never a watched task: run a server with shell (is_background, or ready_pattern to return once it is up) and monitor its task_id, not as command. task_stop stops it. At most %d run at once.
 Use it for "tell me each time the server logs an error / the build prints ERROR" instead of sleeping and reading output.`,
-	monitor.Burst, monitor.DefaultMaxEvents, monitor.MaxEventsCap,
+	monitor.Burst, monitor.MaxUnread, monitor.DefaultMaxEvents, monitor.MaxEventsCap,
 	monitor.DefaultIdle.Milliseconds(), monitor.IdleCap.Milliseconds(), monitor.MaxRunning)
 
 // monitorArgs are the arguments of the monitor tool.

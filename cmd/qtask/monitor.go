@@ -42,15 +42,15 @@ With a task ID instead of a command, watch that task's output from now on,
 without touching the task: the monitor's window follows its output, and it
 ends when the task does.
 
-Events are throttled: %d at once, then one a second; lines beyond that are
-dropped and counted, blank lines are never events. A line is cut at %d
-characters. The monitor ends, completed, after --max-events events (default
+Events are throttled: %d at once, then one a second, and at most %d wait
+unread; lines beyond that are dropped and counted, blank lines are never
+events. A line is cut at %d characters. The monitor ends, completed, after --max-events events (default
 %d, at most %d) or when no output came for --idle-timeout (default %s, at
 most %s), and then stops its command: to be told when a server is ready,
 start the server as a task (qtask run --bg) and monitor its ID, which a
 monitor never touches. At most %d monitors run at once in one scope; more
 are refused (exit 3) until one ends.`,
-			monitor.Burst, monitor.LineMax, monitor.DefaultMaxEvents, monitor.MaxEventsCap,
+			monitor.Burst, monitor.MaxUnread, monitor.LineMax, monitor.DefaultMaxEvents, monitor.MaxEventsCap,
 			monitor.DefaultIdle, monitor.IdleCap, monitor.MaxRunning),
 		Example: `  qtask monitor --match 'ERROR|FAIL' -- tail -F build.log
   qtask monitor 3f9a1c02 --max-events 1 --match 'listening on'

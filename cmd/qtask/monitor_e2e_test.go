@@ -13,6 +13,7 @@ import (
 
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tasks/capped"
+	"github.com/qtask/qtask/tasks/monitor"
 )
 
 // notices reads the harness's inbox (scope "default") until done holds for
@@ -530,4 +531,34 @@ func TestMCPArgumentErrorsNameTheTools(t *testing.T) {
 			t.Errorf("%s %v: %q (error %v), want a tool error saying %q in the tool's terms", c.tool, c.args, text, isErr, c.want)
 		}
 	}
+}
+
+// TestMonitorEventsWaitingUnreadAreBounded: while monitor.MaxUnread of a
+// monitor's events wait unread, its further lines are dropped and
+// counted; once they are read, lines are events again. The lines come a
+// little slower than the bucket refills, so the throttle drops none: the
+// bucket bounded only the rate, and everything a monitor produced while
+// its agent was in a long tool call, or away, reached it in one answer,
+// up to the max events (found by a trial of monitors).
+func TestMonitorEventsWaitingUnreadAreBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	done, gate := filepath.Join(h.root, "done"), filepath.Join(h.root, "gate")
+	lines := monitor.MaxUnread + 2
+	m := h.startMonitor("--", fmt.Sprintf("for i in $(seq %d); do echo line $i; sleep 1.05; done; touch '%s'; %s; echo after the read; sleep 300",
+		lines, done, awaitFile(gate)))
+	eventuallyWithin(t, time.Minute, "the lines printed", func() bool { _, err := os.Stat(done); return err == nil },
+		func() string { st := h.status(m.ID); return st.StatusText() })
+	if ids, _ := h.inboxIDs("default"); len(ids) != monitor.MaxUnread {
+		t.Errorf("%d events waited unread after %d lines, want %d", len(ids), lines, monitor.MaxUnread)
+	}
+	touch(t, gate)
+	eventually(t, "an event after the read", func() bool { return h.status(m.ID).Events == monitor.MaxUnread+1 })
+	if st := h.status(m.ID); st.EventsDropped != lines-monitor.MaxUnread {
+		t.Errorf("the monitor counts %d lines dropped, want %d", st.EventsDropped, lines-monitor.MaxUnread)
+	}
+	if ids, _ := h.inboxIDs("default"); len(ids) != 1 {
+		t.Errorf("after the read, %d notifications, want the one new event", len(ids))
+	}
+	h.mustQtask("stop", m.ID)
 }

@@ -29,6 +29,13 @@ const (
 	// LineMax bounds the line an event quotes, in characters. (A line
 	// without an end comes in pieces: see tasks.MaxLineBytes.)
 	LineMax = 2000
+	// MaxUnread is how many of a monitor's events may wait unread: while
+	// that many do, further lines are dropped and counted as the bucket's
+	// are. The bucket bounds the rate, not what piles up while nobody
+	// reads (an agent in a ten-minute tool call, away between sessions):
+	// at one a second that was up to the max events, a thousand, handed
+	// to the agent's context in one hook answer.
+	MaxUnread = 10
 )
 
 // TruncatedMark ends an event line cut at LineMax.
