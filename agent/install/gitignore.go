@@ -24,7 +24,23 @@ const ClaudeLocalRule = "**/.claude/settings.local.json"
 // is nothing to say (no git, no work tree, already ignored).
 func KeepOutOfGit(path, home string, dryRun bool) string {
 	dir, name := filepath.Dir(filepath.Dir(path)), filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
-	if git(dir, "rev-parse", "--is-inside-work-tree") != nil || git(dir, "check-ignore", "-q", "--", name) == nil {
+	if git(dir, "rev-parse", "--is-inside-work-tree") != nil {
+		return ""
+	}
+	note := ignoreLocal(path, dir, name, home, dryRun)
+	// The backup Write keeps holds the same paths, and Claude's rule
+	// does not cover it.
+	if _, err := os.Stat(path + backupSuffix); err == nil && git(dir, "check-ignore", "-q", "--", name+backupSuffix) != nil {
+		note = strings.TrimPrefix(note+"\n", "\n") + fmt.Sprintf("warning: git does not ignore %s%s, install's copy of the local settings "+
+			"as they were, which names paths on this machine: delete it or ignore it", path, backupSuffix)
+	}
+	return note
+}
+
+// ignoreLocal is KeepOutOfGit for the local settings file itself, name
+// (relative to dir) in a git work tree.
+func ignoreLocal(path, dir, name, home string, dryRun bool) string {
+	if git(dir, "check-ignore", "-q", "--", name) == nil {
 		return ""
 	}
 	if git(dir, "ls-files", "--error-unmatch", "--", name) == nil {

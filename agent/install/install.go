@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/agent/hooks"
+	"github.com/qtask/qtask/agent/route"
 )
 
 // flavor is how an agent's settings differ from Claude Code's.
@@ -495,6 +496,9 @@ func Read(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, 16<<20))
 }
 
+// backupSuffix names the copy Write keeps of a file it replaces.
+const backupSuffix = ".qtask-backup"
+
 // Write replaces the settings file with data, keeping a copy of what it
 // held in PATH.qtask-backup first; it returns the backup's path, "" when
 // there was no file before. Directories it creates are 0755 (a project's
@@ -510,7 +514,7 @@ func Write(path string, old, data []byte) (string, error) {
 	}
 	backup := ""
 	if old != nil {
-		backup = path + ".qtask-backup"
+		backup = path + backupSuffix
 		if err := writeAtomic(backup, old, mode); err != nil {
 			return "", fmt.Errorf("back up %s: %w", path, err)
 		}
@@ -611,13 +615,28 @@ func PlanRemoveShared(a hooks.Agent, user bool, p Paths, env []EnvVar) (c Change
 		return Change{}, false, nil
 	}
 	c, err = PlanRemove(a, path)
-	if err == nil && len(env) > 0 {
+	if err != nil {
+		// A file qtask cannot rewrite (a symlink, comments) is the user's
+		// business as long as nothing of qtask's is in it.
+		data, rerr := os.ReadFile(path)
+		if rerr != nil || mentionsQtask(data, a) {
+			return Change{}, false, err
+		}
+		return Change{Path: path, Old: data, New: data, What: "hooks", Shared: true}, true, nil
+	}
+	if len(env) > 0 {
 		if _, err = AddEnv(c.New, env); err != nil {
 			err = fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	c.What, c.Shared = "hooks", true
 	return c, err == nil, err
+}
+
+// mentionsQtask reports whether a settings file's text names qtask's hook
+// command for a or Claude's shell prefix link.
+func mentionsQtask(data []byte, a hooks.Agent) bool {
+	return bytes.Contains(data, []byte(" agent hook "+a.Name)) || bytes.Contains(data, []byte(route.ClaudeShellLink))
 }
 
 func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {

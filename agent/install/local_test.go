@@ -74,6 +74,18 @@ func TestPlanRemoveShared(t *testing.T) {
 	if _, _, err := PlanRemoveShared(hooks.Claude, false, p, ClaudeEnv("")); err != nil {
 		t.Errorf("--no-route with the user's prefix in the shared file: %v", err)
 	}
+	// A shared file qtask could not rewrite is left alone when nothing of
+	// qtask's is in it, and refused when something is.
+	os.Remove(shared)
+	os.WriteFile(filepath.Join(dir, "dotfiles.json"), []byte("{\n  // mine\n}\n"), 0o644)
+	os.Symlink(filepath.Join(dir, "dotfiles.json"), shared)
+	if c, ok, err := PlanRemoveShared(hooks.Claude, false, p, ClaudeEnv(link)); err != nil || !ok || c.Diff() != "" {
+		t.Errorf("a symlinked shared file with comments and no qtask: %v %v %q", err, ok, c.Diff())
+	}
+	os.WriteFile(filepath.Join(dir, "dotfiles.json"), routed, 0o644)
+	if _, _, err := PlanRemoveShared(hooks.Claude, false, p, ClaudeEnv(link)); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("a symlinked shared file with qtask's entries: %v", err)
+	}
 	if _, ok, _ := PlanRemoveShared(hooks.Qwen, false, p, nil); ok {
 		t.Errorf("qwen has no shared file to clean")
 	}
@@ -118,6 +130,11 @@ func TestKeepOutOfGit(t *testing.T) {
 	if note := KeepOutOfGit(local, home, false); note != "" || fileText(excludes) != ClaudeLocalRule+"\n" {
 		t.Errorf("once ignored: %q, excludes %q", note, fileText(excludes))
 	}
+	os.WriteFile(local+".qtask-backup", []byte("{}\n"), 0o644)
+	if note := KeepOutOfGit(local, home, false); note != "warning: git does not ignore "+local+".qtask-backup, install's copy of the local settings as they were, which names paths on this machine: delete it or ignore it" {
+		t.Errorf("an unignored backup: %q", note)
+	}
+	os.Remove(local + ".qtask-backup")
 	os.WriteFile(local, []byte("{}\n"), 0o644)
 	if out, err := exec.Command("git", "-C", proj, "add", "-f", ".claude/settings.local.json").CombinedOutput(); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
