@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 )
@@ -55,12 +57,41 @@ func (h *harness) shellPane(sh shellCase) string {
 	return pane
 }
 
+// typeLine types line and Enter into the shell in pane, once its line
+// editor reads the keys.
 func (h *harness) typeLine(pane, line string) {
 	h.t.Helper()
+	h.awaitLineEditor(pane)
 	if _, err := h.tmux("send-keys", "-t", pane, "-l", line); err != nil {
 		h.t.Fatal(err)
 	}
 	h.tmux("send-keys", "-t", pane, "Enter")
+}
+
+// awaitLineEditor waits until the shell in pane edits a line: its
+// terminal out of canonical mode, as readline, zle and fish's reader leave
+// it while they read keys (they put it back to run the line). Keys typed
+// before that, while the shell still runs its last line or its prompt
+// hook, are echoed by the terminal wherever the cursor is, and the line
+// editor then draws them again: the screen holds the command line twice,
+// garbled when its Enter came after the editor started (seen in CI:
+// TestPromotedProgressBarRedrawsInPlace's progress bar was redrawn over
+// the command line, which the promote took for output).
+func (h *harness) awaitLineEditor(pane string) {
+	h.t.Helper()
+	tty, err := h.tmux("display-message", "-p", "-t", pane, "#{pane_tty}")
+	if err != nil || tty == "" {
+		h.t.Fatalf("the terminal of pane %s: %q %v", pane, tty, err)
+	}
+	eventually(h.t, "the shell in "+pane+" to read a line", func() bool {
+		f, err := os.OpenFile(tty, os.O_RDONLY|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		termios, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		return err == nil && termios.Lflag&unix.ICANON == 0
+	})
 }
 
 // geometry is where a pane sits in its window.
