@@ -92,12 +92,26 @@ func (s *Store) claimIdleAgent(scope string) (AgentPresence, bool) {
 // typed line to show before its Enter (tmux.TypeLine).
 const wakeTimeout = 10 * time.Second
 
-// wakeAgent types the wake line into the pane of r's scope's agent, when
-// r's notification is queued, the agent asked for it and is idle, and its
-// pane shows no mode. Errors are ignored: the agent hears at its next
-// prompt all the same.
+// wakeAgent types the wake line for r's end into the pane of r's scope's
+// agent: see wakeFor.
 func (s *Store) wakeAgent(r *record) {
-	if _, err := os.Lstat(filepath.Join(s.scopeDir(r.Scope), r.ID+".json")); err != nil {
+	s.wakeFor(r, r.ID+".json", WakeLine(&r.Task))
+}
+
+// wakeForEvent types the wake line for r's count-th event, as for an end:
+// a monitor's events are delivered as task ends are, and an idle agent
+// left waiting on a line it asked to be told of heard of it only at its
+// next prompt.
+func (s *Store) wakeForEvent(r *record, count int) {
+	s.wakeFor(r, r.ID+"-"+strconv.Itoa(count)+".json", EventWakeLine(&r.Task, count))
+}
+
+// wakeFor types line into the pane of r's scope's agent, when the queue
+// entry named entry still waits unread, the agent asked for it and is
+// idle, and its pane shows no mode. Errors are ignored: the agent hears at
+// its next prompt all the same.
+func (s *Store) wakeFor(r *record, entry, line string) {
+	if _, err := os.Lstat(filepath.Join(s.scopeDir(r.Scope), entry)); err != nil {
 		return // nothing queued (a foreground run told its caller), or already read
 	}
 	p, ok := s.claimIdleAgent(r.Scope)
@@ -115,11 +129,19 @@ func (s *Store) wakeAgent(r *record) {
 		s.NoteAgent([]string{r.Scope}, p) // still idle: a later end may find the pane free
 		return
 	}
-	server.TypeLine(ctx, pane, WakeLine(&r.Task))
+	server.TypeLine(ctx, pane, line)
 }
 
 // WakeLine is the line typed into an idle agent's pane when r ends, e.g.
 // "[qtask] task 3f9a1c02 finished: failed: exited with code 2".
 func WakeLine(t *Task) string {
 	return "[qtask] task " + t.ID + " finished: " + t.StatusText() + ". Read its notification."
+}
+
+// EventWakeLine is the line typed into an idle agent's pane for a
+// monitor's count-th event, e.g. "[qtask] monitor 8c1d3e07 event 3. Read
+// its notification." The line itself is in the notification, not typed:
+// it is the command's output, not the agent's prompt.
+func EventWakeLine(t *Task, count int) string {
+	return "[qtask] monitor " + t.ID + " event " + strconv.Itoa(count) + ". Read its notification."
 }

@@ -241,6 +241,7 @@ func (e *events) line(text string) {
 // reaches the max events ends the monitor.
 func (e *events) emit(line string) {
 	var last, full bool
+	var count int
 	_, err := e.s.update(e.r.ID, func(r *record) error {
 		if !r.Running() {
 			e.ended = true
@@ -252,7 +253,7 @@ func (e *events) emit(line string) {
 		r.Events++
 		r.EventsDropped += e.dropped
 		e.seq = max(time.Now().UnixNano(), e.seq+1)
-		last = r.Events >= e.spec.MaxEvents
+		last, count = r.Events >= e.spec.MaxEvents, r.Events
 		return e.s.queueEvent(r, Event{Count: r.Events, Line: line}, e.seq)
 	})
 	if full {
@@ -261,6 +262,7 @@ func (e *events) emit(line string) {
 	}
 	if err == nil {
 		e.dropped, e.droppedAt = 0, time.Now()
+		e.s.wakeForEvent(e.r, count)
 	}
 	if last {
 		e.end(reasonMaxEvents)

@@ -28,22 +28,8 @@ import (
 func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "200", "cat"); err != nil {
-		t.Fatal(err)
-	}
-	pane, err := h.tmux("display-message", "-p", "-t", "agent", "#{pane_id}")
-	if err != nil {
-		t.Fatal(err)
-	}
 	scope := []string{"QTASK_SCOPE=wake-test"}
-	hookEnv := append([]string{"TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + pane}, scope...)
-	hook := func(event string) {
-		t.Helper()
-		in := `{"hook_event_name":"` + event + `","session_id":"s1"}`
-		if r := h.qtaskStdin(h.root, hookEnv, in, "agent", "hook", "qwen", "--wake", "tmux"); r.code != 0 || r.stderr != "" {
-			t.Fatalf("hook %s: exit %d %s", event, r.code, r.stderr)
-		}
-	}
+	pane, hook, screen := h.wakeablePane(scope)
 	// endTask runs a background task in the agent's scope to its end, and
 	// until its wrapper (which wakes the agent after the settle) is gone.
 	endTask := func() string {
@@ -63,15 +49,6 @@ func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 		})
 		return task.ID
 	}
-	screen := func() string {
-		t.Helper()
-		out, err := h.tmux("capture-pane", "-p", "-t", pane)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-
 	hook("UserPromptSubmit") // busy
 	busy := endTask()
 	// The agent reads that end (else its Stop would be blocked with it,
@@ -98,6 +75,67 @@ func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 	}
 	if n := strings.Count(got, "[qtask] task "); n != 2 { // the terminal's echo, and cat's copy
 		t.Errorf("%d wake lines on the agent's screen, want the one line, echoed:\n%s", n, got)
+	}
+}
+
+// wakeablePane starts a pane running cat on the harness's tmux server, as
+// the pane of a qwen agent installed with --wake tmux in scope (an
+// environment entry QTASK_SCOPE=…), and returns it, the agent's hook
+// (fed an event name, it notes the agent busy or idle there) and what the
+// pane shows.
+func (h *harness) wakeablePane(scope []string) (pane string, hook func(event string), screen func() string) {
+	t := h.t
+	t.Helper()
+	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "200", "cat"); err != nil {
+		t.Fatal(err)
+	}
+	pane, err := h.tmux("display-message", "-p", "-t", "agent", "#{pane_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookEnv := append([]string{"TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + pane}, scope...)
+	hook = func(event string) {
+		t.Helper()
+		in := `{"hook_event_name":"` + event + `","session_id":"s1"}`
+		if r := h.qtaskStdin(h.root, hookEnv, in, "agent", "hook", "qwen", "--wake", "tmux"); r.code != 0 || r.stderr != "" {
+			t.Fatalf("hook %s: exit %d %s", event, r.code, r.stderr)
+		}
+	}
+	screen = func() string {
+		t.Helper()
+		out, err := h.tmux("capture-pane", "-p", "-t", pane)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	return pane, hook, screen
+}
+
+// TestWakeTmuxWakesAnIdleAgentForAMonitorEvent: a monitor's event wakes
+// an idle qwen or gemini installed with --wake tmux, as a task's end
+// does (README: events are "delivered as task ends are"); only task ends
+// woke it, so an agent that started a monitor and went idle heard of the
+// line it was waiting for only at its next prompt (found by a trial of
+// monitors). One line, once: the agent is busy once woken.
+func TestWakeTmuxWakesAnIdleAgentForAMonitorEvent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	scope := []string{"QTASK_SCOPE=wake-event"}
+	_, hook, screen := h.wakeablePane(scope)
+	hook("Stop") // idle
+	release := filepath.Join(h.root, "release")
+	r := h.qtaskIn(h.root, scope, "monitor", "--json", "--match", "ERROR", "--",
+		"echo 'ERROR one'; "+awaitFile(release)+"; echo 'ERROR two'; sleep 300")
+	m := decodeTask(t, r.stdout)
+	eventually(t, "the wake line for the monitor's event", func() bool {
+		return strings.Contains(screen(), "[qtask] monitor "+m.ID+" event 1. Read its notification.")
+	})
+	touch(t, release)
+	eventually(t, "the second event", func() bool { return h.status(m.ID).Events == 2 })
+	h.mustQtask("stop", m.ID)
+	if got := screen(); strings.Contains(got, "event 2") {
+		t.Errorf("an event was typed into the pane of an agent already woken:\n%s", got)
 	}
 }
 
