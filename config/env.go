@@ -55,6 +55,10 @@ type Env struct {
 	// Home is $HOME when it is absolute, else empty: where the coding
 	// agents keep their user settings.
 	Home string
+	// XDGConfigHome is $XDG_CONFIG_HOME when it is absolute (the XDG
+	// specification ignores a relative one), else empty: where git keeps
+	// its global excludes file unless core.excludesFile says otherwise.
+	XDGConfigHome string
 	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR, Claude Code's replacement for
 	// ~/.claude; empty if unset.
 	ClaudeConfigDir string
@@ -135,6 +139,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
+	e.XDGConfigHome = absOnly(getenv("XDG_CONFIG_HOME"))
 	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
 	e.ClaudeBashMaxTimeout = getenv("BASH_MAX_TIMEOUT_MS")
 	e.ClaudeShellPrefix, e.ClaudeSessionID = getenv("CLAUDE_CODE_SHELL_PREFIX"), getenv("CLAUDE_CODE_SESSION_ID")

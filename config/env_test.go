@@ -36,10 +36,11 @@ func TestEnvFrom(t *testing.T) {
 			name: "XDG over HOME",
 			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
 			want: Env{
-				Home:       "/home/u",
-				StateDir:   "/xdg/state/qtask",
-				ConfigPath: "/xdg/config/qtask/config.toml",
-				Scope:      "default",
+				Home:          "/home/u",
+				StateDir:      "/xdg/state/qtask",
+				ConfigPath:    "/xdg/config/qtask/config.toml",
+				XDGConfigHome: "/xdg/config",
+				Scope:         "default",
 			},
 		},
 		{
@@ -48,7 +49,7 @@ func TestEnvFrom(t *testing.T) {
 				"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config",
 				"QTASK_STATE_DIR": "/q/state", "QTASK_CONFIG": "/q/qtask.toml",
 			},
-			want: Env{Home: "/home/u", StateDir: "/q/state", ConfigPath: "/q/qtask.toml", Scope: "default"},
+			want: Env{Home: "/home/u", StateDir: "/q/state", ConfigPath: "/q/qtask.toml", XDGConfigHome: "/xdg/config", Scope: "default"},
 		},
 		{
 			name: "QTASK values cleaned",
@@ -82,7 +83,7 @@ func TestEnvFrom(t *testing.T) {
 		{
 			name: "XDG state without HOME",
 			vars: map[string]string{"XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
-			want: Env{StateDir: "/xdg/state/qtask", ConfigPath: "/xdg/config/qtask/config.toml", Scope: "default"},
+			want: Env{StateDir: "/xdg/state/qtask", ConfigPath: "/xdg/config/qtask/config.toml", XDGConfigHome: "/xdg/config", Scope: "default"},
 		},
 		{
 			name: "inside tmux",

@@ -20,14 +20,16 @@ const ClaudeLocalRule = "**/.claude/settings.local.json"
 // (Claude's, which install writes and which names paths on this machine)
 // when its directory is in a git work tree, the way Claude Code does: if
 // git would commit it, it adds ClaudeLocalRule to git's global excludes
-// file (not with dryRun). It returns what to tell the user, "" when there
-// is nothing to say (no git, no work tree, already ignored).
-func KeepOutOfGit(path, home string, dryRun bool) string {
+// file (not with dryRun). home and xdgConfigHome ($HOME and
+// $XDG_CONFIG_HOME, absolute or empty) locate that file as git does. It
+// returns what to tell the user, "" when there is nothing to say (no git,
+// no work tree, already ignored).
+func KeepOutOfGit(path, home, xdgConfigHome string, dryRun bool) string {
 	dir, name := filepath.Dir(filepath.Dir(path)), filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))
 	if git(dir, "rev-parse", "--is-inside-work-tree") != nil {
 		return ""
 	}
-	note := ignoreLocal(path, dir, name, home, dryRun)
+	note := ignoreLocal(path, dir, name, home, xdgConfigHome, dryRun)
 	// The backup Write keeps holds the same paths, and Claude's rule
 	// does not cover it.
 	if _, err := os.Stat(path + backupSuffix); err == nil && git(dir, "check-ignore", "-q", "--", name+backupSuffix) != nil {
@@ -39,14 +41,14 @@ func KeepOutOfGit(path, home string, dryRun bool) string {
 
 // ignoreLocal is KeepOutOfGit for the local settings file itself, name
 // (relative to dir) in a git work tree.
-func ignoreLocal(path, dir, name, home string, dryRun bool) string {
+func ignoreLocal(path, dir, name, home, xdgConfigHome string, dryRun bool) string {
 	if git(dir, "check-ignore", "-q", "--", name) == nil {
 		return ""
 	}
 	if git(dir, "ls-files", "--error-unmatch", "--", name) == nil {
 		return fmt.Sprintf("warning: git tracks %s, which names paths on this machine: untrack it (git rm --cached %s) and ignore it", path, name)
 	}
-	excludes, err := globalExcludes(dir, home)
+	excludes, err := globalExcludes(dir, home, xdgConfigHome)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("warning: git does not ignore %s, which names paths on this machine (%v): add %s to .gitignore", path, err, name)
@@ -71,13 +73,13 @@ func git(dir string, args ...string) error {
 // globalExcludes is git's global excludes file, as git (and Claude Code)
 // find it: core.excludesFile, else $XDG_CONFIG_HOME/git/ignore, else
 // ~/.config/git/ignore.
-func globalExcludes(dir, home string) (string, error) {
+func globalExcludes(dir, home, xdgConfigHome string) (string, error) {
 	out, err := exec.Command("git", "-C", dir, "config", "--global", "--path", "--get", "core.excludesFile").Output()
 	if f := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(f) {
 		return f, nil
 	}
-	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "git", "ignore"), nil
+	if xdgConfigHome != "" {
+		return filepath.Join(xdgConfigHome, "git", "ignore"), nil
 	}
 	if !filepath.IsAbs(home) {
 		return "", errors.New("HOME is unset or relative: cannot find git's global excludes file")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/qtask/qtask/agent/hooks"
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // TestClaudeProjectGoesLocal: a Claude project install writes
@@ -97,7 +98,7 @@ func TestPlanRemoveShared(t *testing.T) {
 // nothing at all; a tracked file gets a warning.
 func TestKeepOutOfGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		testenv.Unavailable(t, "needs git: %v", err)
 	}
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
@@ -108,30 +109,33 @@ func TestKeepOutOfGit(t *testing.T) {
 	proj := filepath.Join(root, "proj")
 	local := filepath.Join(proj, ".claude", "settings.local.json")
 	os.MkdirAll(filepath.Dir(local), 0o755)
-	if note := KeepOutOfGit(local, home, false); note != "" {
+	if note := KeepOutOfGit(local, home, "", false); note != "" {
 		t.Errorf("outside a work tree: %q", note)
 	}
 	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
+	if got, err := globalExcludes(proj, home, "/xdg"); err != nil || got != "/xdg/git/ignore" {
+		t.Errorf("with XDG_CONFIG_HOME=/xdg the excludes file is %q (%v), want /xdg/git/ignore", got, err)
+	}
 	excludes := filepath.Join(home, ".config", "git", "ignore")
-	if note := KeepOutOfGit(local, home, true); !strings.Contains(note, "would add "+ClaudeLocalRule+" to "+excludes) {
+	if note := KeepOutOfGit(local, home, "", true); !strings.Contains(note, "would add "+ClaudeLocalRule+" to "+excludes) {
 		t.Errorf("dry run: %q", note)
 	}
 	if _, err := os.Stat(excludes); !os.IsNotExist(err) {
 		t.Fatalf("the dry run wrote %s (%v)", excludes, err)
 	}
-	if note := KeepOutOfGit(local, home, false); !strings.Contains(note, "added "+ClaudeLocalRule+" to "+excludes) || strings.HasPrefix(note, "warning") {
+	if note := KeepOutOfGit(local, home, "", false); !strings.Contains(note, "added "+ClaudeLocalRule+" to "+excludes) || strings.HasPrefix(note, "warning") {
 		t.Errorf("not ignored: %q", note)
 	}
 	if got := fileText(excludes); got != ClaudeLocalRule+"\n" {
 		t.Errorf("excludes file: %q", got)
 	}
-	if note := KeepOutOfGit(local, home, false); note != "" || fileText(excludes) != ClaudeLocalRule+"\n" {
+	if note := KeepOutOfGit(local, home, "", false); note != "" || fileText(excludes) != ClaudeLocalRule+"\n" {
 		t.Errorf("once ignored: %q, excludes %q", note, fileText(excludes))
 	}
 	os.WriteFile(local+".qtask-backup", []byte("{}\n"), 0o644)
-	if note := KeepOutOfGit(local, home, false); note != "warning: git does not ignore "+local+".qtask-backup, install's copy of the local settings as they were, which names paths on this machine: delete it or ignore it" {
+	if note := KeepOutOfGit(local, home, "", false); note != "warning: git does not ignore "+local+".qtask-backup, install's copy of the local settings as they were, which names paths on this machine: delete it or ignore it" {
 		t.Errorf("an unignored backup: %q", note)
 	}
 	os.Remove(local + ".qtask-backup")
@@ -139,7 +143,7 @@ func TestKeepOutOfGit(t *testing.T) {
 	if out, err := exec.Command("git", "-C", proj, "add", "-f", ".claude/settings.local.json").CombinedOutput(); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
 	}
-	if note := KeepOutOfGit(local, home, false); !strings.HasPrefix(note, "warning: git tracks "+local) {
+	if note := KeepOutOfGit(local, home, "", false); !strings.HasPrefix(note, "warning: git tracks "+local) {
 		t.Errorf("tracked: %q", note)
 	}
 }

@@ -162,7 +162,7 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 		}
 	}
 	if opts.Agent.Name == hooks.Claude.Name && !opts.User && !opts.Remove {
-		if note := install.KeepOutOfGit(path, deps.Env.Home, opts.DryRun); note != "" {
+		if note := install.KeepOutOfGit(path, deps.Env.Home, deps.Env.XDGConfigHome, opts.DryRun); note != "" {
 			fmt.Fprintln(deps.IO.Out, note)
 		}
 	}
