@@ -55,7 +55,7 @@ func TestMonitorEventsUpToTheEnd(t *testing.T) {
 			got = append(got, "end: "+n.Task.StatusText())
 		}
 	}
-	want := []string{"e1", "e2", "e3", "e4", "e5", "e8", "end: completed (max events reached, 6 events)"}
+	want := []string{"e1", "e2", "e3", "e4", "e5", "e8", "end: completed (max events reached, 6 events, 2 dropped)"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("notifications %q, want %q", got, want)
 	}

@@ -96,13 +96,20 @@ func (t *Task) Label() string {
 // StatusText is the one-column status users read in `ls`:
 // "running", "running (settling: no space left on device)",
 // "completed (exit 0)", "failed: exited with code 3", "cancelled"; a
-// monitor's adds its events: "running (12 events)",
+// monitor's adds its events, and the lines it dropped when any:
+// "running (12 events)", "running (10 events, 25 dropped)",
 // "completed (max events reached, 1000 events)".
 func (t *Task) StatusText() string {
 	if t.Kind != KindMonitor {
 		return t.shellStatusText()
 	}
 	events := eventsText(t.Events)
+	if t.EventsDropped > 0 {
+		// Said where the count is read: a count that stops growing while
+		// the output goes on (throttled, or events left unread) is lines
+		// dropped, not lines missed by the monitor.
+		events += fmt.Sprintf(", %d dropped", t.EventsDropped)
+	}
 	switch {
 	case t.Status == StatusRunning && t.Settling != "":
 		return "running (settling: " + t.Settling + ", " + events + ")"

@@ -557,6 +557,11 @@ func TestMonitorEventsWaitingUnreadAreBounded(t *testing.T) {
 	if st := h.status(m.ID); st.EventsDropped != lines-monitor.MaxUnread {
 		t.Errorf("the monitor counts %d lines dropped, want %d", st.EventsDropped, lines-monitor.MaxUnread)
 	}
+	// What a person reads: the count stopped while lines went on, so ls
+	// says how many were dropped.
+	if ls, want := h.mustQtask("ls"), fmt.Sprintf("running (%d events, %d dropped)", monitor.MaxUnread+1, lines-monitor.MaxUnread); !strings.Contains(ls, want) {
+		t.Errorf("qtask ls does not say %q:\n%s", want, ls)
+	}
 	if ids, _ := h.inboxIDs("default"); len(ids) != 1 {
 		t.Errorf("after the read, %d notifications, want the one new event", len(ids))
 	}
