@@ -82,8 +82,8 @@ var sdkDecodeField = regexp.MustCompile(`Go struct field \S*?\.?(\w+) of type (\
 
 // argumentErrors rewords the SDK's errors for arguments the handler never
 // saw (schema errors, decoding errors) as qtask's others are worded (one
-// line naming the tool) and adds the pending notifications, as every
-// result carries them. Every error qtask's handlers return starts with
+// line naming the tool); like every error, it carries no notifications
+// (see addTool). Every error qtask's handlers return starts with
 // "Error: ", so any other tool error came from the SDK.
 func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -97,8 +97,7 @@ func (h *handlers) argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || strings.HasPrefix(text.Text, "Error: ") {
 			return res, err
 		}
-		c := &call{ctx: ctx, req: creq, store: h.opts.Store.WithContext(ctx)}
-		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, visible(sdkArgumentWhy(text.Text))) + h.pending(c)
+		text.Text = fmt.Sprintf("Error: bad arguments for %s: %s", creq.Params.Name, visible(sdkArgumentWhy(text.Text)))
 		return res, nil
 	}
 }
@@ -126,10 +125,12 @@ type call struct {
 	own string
 }
 
-// addTool registers a tool whose handler returns text. Every result, an
-// error too, carries the scope's pending notifications; an error is a tool
-// error of one line, never a protocol error, so the model reads it and the
-// server serves on.
+// addTool registers a tool whose handler returns text. Every result
+// carries the scope's pending notifications; an error is a tool error of
+// one line, never a protocol error, so the model reads it and the server
+// serves on, and carries none: qwen-code (0.24.4) shows the model an
+// error's text twice (as the error and as the result), so a notification
+// on it reached the model twice. They wait for the next result or hook.
 func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In) (string, error)) {
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		c := &call{ctx: ctx, req: req, store: h.opts.Store.WithContext(ctx)}
@@ -137,7 +138,8 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 		res := &mcp.CallToolResult{}
 		if err != nil {
 			res.IsError = true
-			text = "Error: " + oneLine(err)
+			res.Content = []mcp.Content{&mcp.TextContent{Text: visible("Error: " + oneLine(err))}}
+			return res, nil, nil
 		}
 		text = visible(text) + h.pending(c)
 		res.Content = []mcp.Content{&mcp.TextContent{Text: text}}

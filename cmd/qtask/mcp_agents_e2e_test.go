@@ -306,3 +306,46 @@ func TestMCPConformance(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPErrorTellsQwenNothingTwice: qwen-code shows the model an MCP
+// tool error's text twice (its error and its result), so a notification
+// riding on an error result reached the model twice, breaking "exactly
+// once" (found by an agent author's trial). Errors carry none: with a
+// task's end pending, the model calls task_status with an unknown id (an
+// error), then task_list, and the whole conversation holds the task's
+// notification once, in task_list's result.
+func TestMCPErrorTellsQwenNothingTwice(t *testing.T) {
+	t.Parallel()
+	agenttest.Require(t, agenttest.Qwen)
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	scope := "mcp-error"
+	marker := fmt.Sprintf("ended-%d", rand.Uint32())
+	task := decodeTask(t, h.qtaskIn(h.root, []string{"QTASK_SCOPE=" + scope}, "run", "--bg", "--json", "--", "echo "+marker).stdout)
+	h.wait(task.ID)
+	a := agenttest.Qwen
+	mock, err := mockmodel.Start(
+		mockmodel.Tool(a.MCPTool("qtask", "task_status"), map[string]any{"task_id": "ffffffff"}),
+		mockmodel.Tool(a.MCPTool("qtask", "task_list"), map[string]any{}),
+		mockmodel.Text("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	run := &agenttest.Run{Agent: a, Prompt: "look at the tasks", Model: mock.URL(), MCP: []agenttest.MCPServer{h.mcpServer(scope)}}
+	if out, err := agenttest.Output(ctx, agenttest.Command(ctx, t, run)); err != nil {
+		t.Fatalf("%v\n%s\nrequests:\n%s", err, lastBytes(out, 4000), mock.Summary())
+	}
+	turns := mock.MainTurns()
+	if len(turns) != 3 {
+		t.Fatalf("%d main turns, want 3\nrequests:\n%s", len(turns), mock.Summary())
+	}
+	if results := turns[2].ToolResults(); len(results) != 2 || !strings.Contains(results[0], "no task with id") {
+		t.Errorf("the tool results the model read: %q", results)
+	}
+	if n := turns[2].Count("<task-id>" + task.ID + "</task-id>"); n != 1 {
+		t.Errorf("the task's notification reached the model %d times, want once\nresults: %q", n, turns[2].ToolResults())
+	}
+}
