@@ -92,8 +92,8 @@ func MonitorStarted(qtask, id, label string, m MonitorTerms) string {
 			m.Source, m.MaxEvents, m.IdleTimeout, m.Source)
 	}
 	return fmt.Sprintf("Started monitor %s: %s\n", id, label) +
-		fmt.Sprintf("%s will come to you as a <task-notification> with <kind>monitor</kind> (%d at once, then at most one a second; "+
-			"lines beyond that are dropped and counted), and its end as one more: do not poll its output or `%s agent inbox`.\n",
-			lines, monitor.Burst, qtask) +
+		fmt.Sprintf("%s will come to you as a <task-notification> with <kind>monitor</kind> (%d at once, then at most one a second, "+
+			"and at most %d waiting unread; lines beyond that are dropped and counted), and its end as one more: do not poll its output or `%s agent inbox`.\n",
+			lines, monitor.Burst, monitor.MaxUnread, qtask) +
 		ends + fmt.Sprintf(" To stop it: `%s stop %s`.\n", qtask, id)
 }
