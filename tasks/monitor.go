@@ -220,6 +220,23 @@ func (e *events) finish() {
 	<-e.done
 }
 
+// sourceEnd is why a monitor of a task ended when its command (which
+// follows that task's output) exits by itself: "task ID ended: STATUS",
+// so that its end says what became of the task (a server that crashed
+// read as a monitor "completed", exit 0, to an agent that does not hear
+// the task itself: another scope's); "" for any other monitor, or a task
+// that is gone or runs on.
+func (e *events) sourceEnd() string {
+	if e == nil || e.spec.Source == "" {
+		return ""
+	}
+	src, err := e.s.load(e.spec.Source)
+	if err != nil || src.Running() {
+		return ""
+	}
+	return "task " + src.ID + " ended: " + src.StatusText()
+}
+
 // line is one output line: an event, unless it is blank, does not match,
 // or finds the bucket empty (then it is counted as dropped).
 func (e *events) line(text string) {

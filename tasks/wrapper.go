@@ -268,6 +268,9 @@ func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptio
 	until := time.Now().Add(settleRetryMax)
 	o.outputLoss = c.finish(paneClosed, until, announceSettling)
 	ev.finish()
+	if o.status == StatusCompleted && o.reason == "" {
+		o.reason = ev.sourceEnd()
+	}
 	return s.settleEnd(r, opts.Out, o, time.Until(until))
 }
 

@@ -567,3 +567,27 @@ func TestMonitorEventsWaitingUnreadAreBounded(t *testing.T) {
 	}
 	h.mustQtask("stop", m.ID)
 }
+
+// TestMonitorOfATaskSaysHowTheTaskEnded: a monitor of a task ends when the
+// task does, and its end says how the task ended: to an agent whose
+// monitor watches another scope's task (a person's server), the server's
+// crash read as the monitor "completed", exit 0 (found by a trial of
+// monitors). ls says it too.
+func TestMonitorOfATaskSaysHowTheTaskEnded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	server := h.start("echo up; sleep 300")
+	m := decodeTask(t, h.qtaskIn(h.root, []string{"QTASK_SCOPE=agent"}, "monitor", "--json", server.ID, "--match", "ERROR").stdout)
+	h.mustQtask("stop", server.ID)
+	want := "task " + server.ID + " ended: cancelled"
+	if st := h.wait(m.ID); st.Status != tasks.StatusCompleted || st.Error != want {
+		t.Errorf("the monitor ended %s (%q), want completed saying %q", st.StatusText(), st.Error, want)
+	}
+	inbox := h.qtaskIn(h.root, []string{"QTASK_SCOPE=agent"}, "agent", "inbox").stdout
+	if !strings.Contains(inbox, "completed: "+want+".</summary>") || !strings.Contains(inbox, "<result>"+want+"</result>") {
+		t.Errorf("the monitor's end notification does not say %q:\n%s", want, inbox)
+	}
+	if ls := h.mustQtask("ls", "--scope", "agent"); !strings.Contains(ls, "completed ("+want+", 0 events)") {
+		t.Errorf("qtask ls does not say %q:\n%s", want, ls)
+	}
+}
