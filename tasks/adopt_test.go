@@ -1,7 +1,9 @@
 package tasks
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,6 +169,31 @@ func mustReadFile(t *testing.T, path string) string {
 // arguments, -l for a login shell (argv[0] "-bash"), -i when alone (tmux
 // would hand a lone word to default-shell -c), in its own directory; and
 // leaves to tmux what /proc cannot tell.
+// awaitEcho waits until a cat started by the test copies a line back:
+// until then its exec may not be over. Start returns once the exec is past
+// its point of no return, and /proc/PID/cmdline reads empty until the
+// kernel has put the new program's arguments in place (seen: typedShell
+// found no argv in about 1 run of TestTypedShell in 40).
+func awaitEcho(t *testing.T, stdin io.Writer, stdout io.Reader) {
+	t.Helper()
+	echoed := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(stdin, "up\n")
+		if err == nil {
+			_, err = bufio.NewReader(stdout).ReadString('\n')
+		}
+		echoed <- err
+	}()
+	select {
+	case err := <-echoed:
+		if err != nil {
+			t.Fatalf("the stand-in shell did not echo: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stand-in shell did not echo within 10 s")
+	}
+}
+
 func TestTypedShell(t *testing.T) {
 	cat, err := exec.LookPath("cat")
 	if err != nil {
@@ -195,10 +222,15 @@ func TestTypedShell(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			stdout, err := shell.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := shell.Start(); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { stdin.Close(); shell.Wait() })
+			awaitEcho(t, stdin, stdout)
 			got := typedShell(shell.Process.Pid, "/pane/dir")
 			if !slices.Equal(got.Argv, tc.want) || got.Dir != dir {
 				t.Fatalf("typedShell = %q in %s, want %q in %s", got.Argv, got.Dir, tc.want, dir)
