@@ -198,8 +198,14 @@ func TestInteractivePromoteKeepsTheShell(t *testing.T) {
 			}
 			freshPID, _ := h.tmux("display-message", "-p", "-t", fresh, "#{pane_pid}")
 			serverPID, _ := h.tmux("display-message", "-p", "#{pid}")
+			// Its exe changes a moment before its exec has put its
+			// arguments in place: until then its cmdline reads empty.
 			eventually(t, "the new pane's process to leave tmux for its program", func() bool {
-				return procExe(t, freshPID) != procExe(t, serverPID)
+				if procExe(t, freshPID) == procExe(t, serverPID) {
+					return false
+				}
+				cmdline, err := os.ReadFile("/proc/" + freshPID + "/cmdline")
+				return err == nil && len(cmdline) > 0
 			})
 			if got := procExe(t, freshPID); got != wantExe {
 				t.Errorf("the pane's new shell runs %s, want %s, the shell the command was typed in", got, wantExe)
