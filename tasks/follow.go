@@ -108,7 +108,10 @@ func (fl *follower) reopen(w io.Writer) error {
 		nf.Close()
 		return nil
 	}
-	dropped, headerLen, err := capped.ReadHeader(fl.path)
+	// The header of the file just opened: read by path, it could be a
+	// newer file's, rotated in meanwhile, and its dropped count would be
+	// applied to this one.
+	dropped, headerLen, err := capped.HeaderOf(nf)
 	if err != nil {
 		nf.Close()
 		return err

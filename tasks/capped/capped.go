@@ -130,10 +130,17 @@ func ReadHeader(path string) (dropped, length int64, err error) {
 		return 0, 0, fmt.Errorf("read output header %s: %w", path, err)
 	}
 	defer r.Close()
+	return HeaderOf(r)
+}
+
+// HeaderOf is ReadHeader for a file already open for reading: the header
+// of that very file, which a rotation since the open (a new file at the
+// path) does not change.
+func HeaderOf(f *os.File) (dropped, length int64, err error) {
 	var buf [headerMax]byte
-	n, err := io.ReadFull(r, buf[:])
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return 0, 0, fmt.Errorf("read output header %s: %w", path, err)
+	n, err := f.ReadAt(buf[:], 0)
+	if err != nil && err != io.EOF {
+		return 0, 0, fmt.Errorf("read output header %s: %w", f.Name(), err)
 	}
 	dropped, length = ParseHeader(buf[:n])
 	return dropped, length, nil

@@ -372,3 +372,30 @@ func TestOpenReadRefusesWhatIsNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderOfTheOpenedFile: a reader that opened the output before a
+// rotation reads that file's header, not the newer file's now at the
+// path, whose dropped count would be applied to the wrong bytes.
+func TestHeaderOfTheOpenedFile(t *testing.T) {
+	const maxBytes = 100
+	path := newOutputFile(t, "")
+	f := openCapped(t, path, maxBytes)
+	for i := range 20 {
+		mustWrite(t, f, fmt.Sprintf("line %03d\n", i))
+	}
+	r, err := OpenRead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	before, beforeLen, _ := ReadHeader(path)
+	for i := range 20 {
+		mustWrite(t, f, fmt.Sprintf("more %03d\n", i)) // rotates: a new file at path
+	}
+	if now, _, _ := ReadHeader(path); now == before {
+		t.Fatalf("no rotation: the path's header still says %d dropped", now)
+	}
+	if dropped, length, err := HeaderOf(r); err != nil || dropped != before || length != beforeLen {
+		t.Errorf("HeaderOf the file opened before the rotation = %d, %d, %v; want its own %d, %d", dropped, length, err, before, beforeLen)
+	}
+}
