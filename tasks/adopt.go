@@ -105,8 +105,10 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 
 // typedShell is how to start again, in the user's place, the shell pid
 // that the promoted command was typed in: its program (/proc/PID/exe, by
-// the name it was started by, see shellProgram) with its arguments, in its
-// own directory. tmux's default-shell need not be that shell (a pane
+// the name it was started by, see shellProgram), interactive, in its own
+// directory. Not with its arguments: they may hold a start-up command
+// (`fish -C CMD`, `bash --rcfile FILE`) that must not run a second time,
+// or a file that is gone (`--rcfile <(…)`). tmux's default-shell need not be that shell (a pane
 // opened as `tmux new-window fish`, a shell replaced by `exec zsh`), and
 // the pane's current path is its foreground command's, which may have
 // moved (`make -C sub`). A login shell (argv[0] "-bash", as
@@ -123,15 +125,14 @@ func typedShell(pid int, paneDir string) tmux.ShellSpec {
 	if err != nil || err2 != nil || !present(exe) || len(cmdline) == 0 {
 		return spec
 	}
-	spec.Argv = append([]string{shellProgram(args[0], exe)}, args[1:]...)
+	// Two words: tmux runs a lone word through default-shell -c, two it
+	// execs itself, as the pane's own process. On the pane's terminal a
+	// login shell (-l) is interactive too.
+	flag := "-i"
 	if strings.HasPrefix(args[0], "-") {
-		spec.Argv = append(spec.Argv, "-l")
+		flag = "-l"
 	}
-	if len(spec.Argv) == 1 {
-		// tmux runs a lone word through default-shell -c; with two it
-		// execs the program itself, the pane's own process.
-		spec.Argv = append(spec.Argv, "-i")
-	}
+	spec.Argv = []string{shellProgram(args[0], exe), flag}
 	return spec
 }
 

@@ -209,11 +209,11 @@ func TestTypedShell(t *testing.T) {
 		args []string // of a cat standing in for the shell
 		want []string
 	}{
-		{"with arguments", []string{"cat", "-"}, []string{exe, "-"}},
-		{"login", []string{"-cat", "-"}, []string{exe, "-", "-l"}},
 		{"alone", []string{"cat"}, []string{exe, "-i"}},
-		{"by another name", []string{alias, "-"}, []string{alias, "-"}},
-		{"by a name that leads elsewhere", []string{"/bin/true", "-"}, []string{exe, "-"}},
+		{"its arguments not again", []string{"cat", "-u", "-"}, []string{exe, "-i"}}, // as a start-up command (fish -C) would run twice
+		{"login", []string{"-cat", "-"}, []string{exe, "-l"}},
+		{"by another name", []string{alias, "-"}, []string{alias, "-i"}},
+		{"by a name that leads elsewhere", []string{"/bin/true", "-"}, []string{exe, "-i"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, _ := filepath.EvalSymlinks(t.TempDir())

@@ -549,6 +549,12 @@ func TestMonitorEventsWaitingUnreadAreBounded(t *testing.T) {
 		lines, done, awaitFile(gate)))
 	eventuallyWithin(t, time.Minute, "the lines printed", func() bool { _, err := os.Stat(done); return err == nil },
 		func() string { st := h.status(m.ID); return st.StatusText() })
+	// The monitor reads the output file behind the command: a loaded
+	// machine may not have taken the last lines when the file appears.
+	eventually(t, "the monitor to take every line", func() bool {
+		st := h.status(m.ID)
+		return st.Events+st.EventsDropped == lines
+	})
 	if ids, _ := h.inboxIDs("default"); len(ids) != monitor.MaxUnread {
 		t.Errorf("%d events waited unread after %d lines, want %d", len(ids), lines, monitor.MaxUnread)
 	}
