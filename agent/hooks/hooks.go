@@ -380,13 +380,9 @@ func (a Agent) answerQueued(store *tasks.Store, event string, scopes []string) (
 	return a.Answer(event, envelopes), nil
 }
 
-// holdForRunning waits up to hold, while the scopes' tasks run, for news
-// of them: a notification pending (a task's end, a monitor's event), or
-// every task ended, so that a headless run hears about the tasks it
-// started before it exits. It waited for every running task to end: a
-// server or a monitor left running held every end of turn for the whole
-// hold, with a test's end or an ERROR line pending unread all along.
-// Whatever comes later is told at the next end of turn (or prompt).
+// holdForRunning waits up to hold for the scopes' running tasks to end, so
+// that a headless run hears about the tasks it started before it exits.
+// Whatever has not ended by then is left for a later prompt.
 func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, hold time.Duration) {
 	var ids []string
 	for _, scope := range scopes {
@@ -401,8 +397,7 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, ho
 	}
 	ctx, cancel := context.WithTimeout(ctx, hold)
 	defer cancel()
-	go func() { store.Wait(ctx, ids); cancel() }()
-	store.WaitNotifications(ctx, scopes, tasks.NotifyOptions{Peek: true})
+	store.Wait(ctx, ids)
 }
 
 // Route answers Claude Code's PreToolUse for its Bash tool. Claude checks

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -135,32 +134,6 @@ func TestAgentHookHold(t *testing.T) {
 	if a.Decision != "block" || !strings.Contains(a.Reason, "<task-id>"+task.ID+"</task-id>") || !strings.Contains(a.Reason, "held-output") {
 		t.Errorf("Stop --hold with a task running: %q (stderr %q); want a block carrying its end", r.stdout, r.stderr)
 	}
-	testHoldEndsWithNews(t, h)
-}
-
-// testHoldEndsWithNews: the hold ends as soon as there is news while a
-// task of the scope still runs: a server left running (which ends only
-// once the test lets it, after the hook has answered) no longer holds the
-// end of the turn for the whole --hold while a monitor's event waits
-// unread; the hook blocks with the event. It waited for every running
-// task to end, here until the harness's deadline for the hook (found by a
-// trial of monitors with a headless agent).
-func testHoldEndsWithNews(t *testing.T, h *harness) {
-	t.Helper()
-	gate := filepath.Join(h.root, "server-gate")
-	scope := []string{"QTASK_SCOPE=N"}
-	server := decodeTask(t, h.qtaskIn(h.root, scope, "run", "--bg", "--json", "--", awaitFile(gate)).stdout)
-	mon := decodeTask(t, h.qtaskIn(h.root, scope, "monitor", "--json", "--match", "ERROR", "--", "echo 'ERROR boom'; sleep 300").stdout)
-	a, r := h.hook("N", `{"session_id":"n1","hook_event_name":"Stop"}`, "claude", "--hold", "10m")
-	if a.Decision != "block" || !strings.Contains(a.Reason, "<task-id>"+mon.ID+"</task-id>") || !strings.Contains(a.Reason, "ERROR boom") {
-		t.Errorf("Stop --hold with a server running and a monitor's event: %q (stderr %q); want a block carrying the event", r.stdout, r.stderr)
-	}
-	if st := h.status(server.ID); !st.Running() {
-		t.Errorf("the server is %s, want it still running when the hold ended", st.StatusText())
-	}
-	touch(t, gate)
-	h.mustQtask("stop", mon.ID)
-	h.wait(server.ID)
 }
 
 // TestAgentHookNeverWedgesTheAgent: an event qtask does not handle, input
