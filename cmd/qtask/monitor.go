@@ -46,15 +46,15 @@ Events are throttled: %d at once, then one a second, and at most %d wait
 unread; lines beyond that are dropped and counted, blank lines are never
 events. A line is cut at %d characters. The monitor ends, completed, after --max-events events (default
 %d, at most %d) or when no output came for --idle-timeout (default %s, at
-most %s), and then stops its command: to be told when a server is ready,
-start the server as a task (qtask run --bg) and monitor its ID, which a
-monitor never touches. At most %d monitors run at once in one scope; more
+most %s), and then stops its command, never a task it watches: start a
+server as a task and monitor its ID. To be told once it is ready, start it
+with qtask run --bg --ready REGEX instead: a monitor of a task sees only
+the lines printed after the monitor starts. At most %d monitors run at once in one scope; more
 are refused (exit 3) until one ends.`,
 			monitor.Burst, monitor.MaxUnread, monitor.LineMax, monitor.DefaultMaxEvents, monitor.MaxEventsCap,
 			monitor.DefaultIdle, monitor.IdleCap, monitor.MaxRunning),
 		Example: `  qtask monitor --match 'ERROR|FAIL' -- tail -F build.log
-  qtask monitor 3f9a1c02 --max-events 1 --match 'listening on'
-  qtask monitor 3f9a1c02 --match panic`,
+  qtask monitor 3f9a1c02 --match 'panic|ERROR'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := parseMonitorArgs(cmd, args, opts); err != nil {
 				return err

@@ -470,9 +470,9 @@ func TestMonitorNeverHoldsUpItsCommand(t *testing.T) {
 }
 
 // TestMonitorGuidanceKeepsAServerRunning: a monitor that ends by itself
-// stops its own command, so the way qtask teaches "tell me when the
-// server is ready" is to watch the server's task, which the monitor never
-// touches. `qtask monitor --help` gave `--max-events 1 --match 'listening
+// stops its own command, so qtask teaches watching a server's task, which
+// the monitor never touches (and a readiness gate for "tell me when it is
+// up", as a monitor started late misses the line). `qtask monitor --help` gave `--max-events 1 --match 'listening
 // on' -- npm run dev` as its example, and the MCP tool's description
 // offered the monitor for "the server says ready" without saying its
 // command is stopped: whoever followed either lost the server right after
@@ -482,8 +482,8 @@ func TestMonitorGuidanceKeepsAServerRunning(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	help := h.mustQtask("monitor", "--help")
-	if !strings.Contains(help, "qtask monitor 3f9a1c02 --max-events 1 --match 'listening on'") || strings.Contains(help, "-- npm run dev") {
-		t.Errorf("qtask monitor --help does not teach watching a server by its id:\n%s", help)
+	if !strings.Contains(help, "qtask monitor 3f9a1c02 --match") || !strings.Contains(help, "qtask run --bg --ready REGEX") || strings.Contains(help, "-- npm run dev") {
+		t.Errorf("qtask monitor --help does not teach watching a server by its id, and a readiness gate for its start:\n%s", help)
 	}
 	cs, _ := h.mcpClient(nil)
 	list, err := cs.ListTools(context.Background(), nil)
@@ -495,8 +495,12 @@ func TestMonitorGuidanceKeepsAServerRunning(t *testing.T) {
 			t.Errorf("the monitor tool's description does not say that its end stops its command:\n%s", tool.Description)
 		}
 	}
-	server := decodeTask(t, h.mustQtask("run", "--bg", "--json", "--", "sleep 0.5; echo listening on 8080; sleep 300"))
+	// The line comes once the monitor runs: a monitor of a task sees only
+	// what is printed after it starts.
+	up := filepath.Join(h.root, "up")
+	server := decodeTask(t, h.mustQtask("run", "--bg", "--json", "--", awaitFile(up)+"; echo listening on 8080; sleep 300"))
 	m := decodeTask(t, h.mustQtask("monitor", "--json", server.ID, "--max-events", "1", "--match", "listening on"))
+	touch(t, up)
 	if st := h.wait(m.ID); st.Status != tasks.StatusCompleted || st.Events != 1 || st.Error != "max events reached" {
 		t.Errorf("the monitor ended %s (%q) with %d events, want completed after its one event", st.StatusText(), st.Error, st.Events)
 	}
