@@ -1,7 +1,9 @@
 package route
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -31,12 +33,12 @@ func QwenToolTimeout(session, home, cwd string) time.Duration {
 		return 0
 	}
 	timeout := QwenDefaultToolTimeout
-	if ms, ok := qwenSettingsTimeout(home); ok && home != "" {
-		timeout = time.Duration(ms) * time.Millisecond
+	if t, ok := qwenSettingsTimeout(home); ok && home != "" {
+		timeout = t
 	}
 	for dir := cwd; filepath.IsAbs(dir); dir = filepath.Dir(dir) {
-		if ms, ok := qwenSettingsTimeout(dir); ok {
-			return time.Duration(ms) * time.Millisecond
+		if t, ok := qwenSettingsTimeout(dir); ok {
+			return t
 		}
 		if dir == filepath.Dir(dir) {
 			break
@@ -46,9 +48,11 @@ func QwenToolTimeout(session, home, cwd string) time.Duration {
 }
 
 // qwenSettingsTimeout reads tools.shell.defaultTimeoutMs from the qwen
-// settings file in dir (dir/.qwen/settings.json); false when the file or
-// the key is missing or not what qwen accepts (a whole number ≥ 0).
-func qwenSettingsTimeout(dir string) (int64, bool) {
+// settings file in dir (dir/.qwen/settings.json), as qwen reads it:
+// comments allowed, any number of milliseconds ≥ 0 (one past what a
+// Duration holds is as good as none: maxQwenTimeout). False when the file
+// or the key is missing or not such a number.
+func qwenSettingsTimeout(dir string) (time.Duration, bool) {
 	data, err := os.ReadFile(filepath.Join(dir, ".qwen", "settings.json"))
 	if err != nil {
 		return 0, false
@@ -56,12 +60,55 @@ func qwenSettingsTimeout(dir string) (int64, bool) {
 	var s struct {
 		Tools struct {
 			Shell struct {
-				DefaultTimeoutMs *int64 `json:"defaultTimeoutMs"`
+				DefaultTimeoutMs *float64 `json:"defaultTimeoutMs"`
 			} `json:"shell"`
 		} `json:"tools"`
 	}
-	if json.Unmarshal(data, &s) != nil || s.Tools.Shell.DefaultTimeoutMs == nil || *s.Tools.Shell.DefaultTimeoutMs < 0 {
+	if json.Unmarshal(withoutComments(data), &s) != nil || s.Tools.Shell.DefaultTimeoutMs == nil {
 		return 0, false
 	}
-	return *s.Tools.Shell.DefaultTimeoutMs, true
+	ms := *s.Tools.Shell.DefaultTimeoutMs
+	if ms < 0 || math.IsNaN(ms) {
+		return 0, false
+	}
+	return time.Duration(min(ms, float64(maxQwenTimeout/time.Millisecond))) * time.Millisecond, true
+}
+
+// maxQwenTimeout bounds a timeout read from qwen's settings: longer is
+// never reached, and a Duration of more milliseconds would overflow.
+const maxQwenTimeout = 365 * 24 * time.Hour
+
+// withoutComments is a JSON text with its // and /* */ comments blanked,
+// strings kept as they are: qwen strips them before it parses its
+// settings, so a commented file is one it reads.
+func withoutComments(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			j := i + 1
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			end := min(j+1, len(b))
+			out = append(out, b[i:end]...)
+			i = end - 1
+		case bytes.HasPrefix(b[i:], []byte("//")):
+			for i+1 < len(b) && b[i+1] != '\n' {
+				i++
+			}
+		case bytes.HasPrefix(b[i:], []byte("/*")):
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				return out
+			}
+			i += 2 + end + 1
+			out = append(out, ' ')
+		default:
+			out = append(out, b[i])
+		}
+	}
+	return out
 }

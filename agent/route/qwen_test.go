@@ -42,4 +42,13 @@ func TestQwenToolTimeout(t *testing.T) {
 	check("s1", sub, 5*time.Minute)
 	write(proj, `not json`)
 	check("s1", sub, 5*time.Minute)
+	// As qwen reads it: comments, a number written as a float, a huge one.
+	write(proj, "{\n  // \"a // comment\"\n  \"tools\": {/* the shell */ \"shell\": {\"defaultTimeoutMs\": 60000}},\n  \"x\": \"http://a/*b*/\"\n}")
+	check("s1", sub, time.Minute)
+	write(proj, `{"tools":{"shell":{"defaultTimeoutMs":90000.0}}}`)
+	check("s1", sub, 90*time.Second)
+	write(proj, `{"tools":{"shell":{"defaultTimeoutMs":1e300}}}`)
+	check("s1", sub, maxQwenTimeout)
+	write(proj, `{"tools":{"shell":{"defaultTimeoutMs":-1}}}`)
+	check("s1", sub, 5*time.Minute)
 }
