@@ -29,14 +29,23 @@ func KeepOutOfGit(path, home, xdgConfigHome string, dryRun bool) string {
 	if git(dir, "rev-parse", "--is-inside-work-tree") != nil {
 		return ""
 	}
-	note := ignoreLocal(path, dir, name, home, xdgConfigHome, dryRun)
-	// The backup Write keeps holds the same paths, and Claude's rule
-	// does not cover it.
-	if _, err := os.Stat(path + backupSuffix); err == nil && git(dir, "check-ignore", "-q", "--", name+backupSuffix) != nil {
-		note = strings.TrimPrefix(note+"\n", "\n") + fmt.Sprintf("warning: git does not ignore %s%s, install's copy of the local settings "+
-			"as they were, which names paths on this machine: delete it or ignore it", path, backupSuffix)
+	notes := []string{ignoreLocal(path, dir, name, home, xdgConfigHome, dryRun)}
+	// Beside it, files Claude's rule does not cover that name paths on
+	// this machine too: the backups install keeps (of the local file, and
+	// of the shared one an older install's entries were moved out of) and
+	// the routing link.
+	claudeDir := filepath.Dir(path)
+	for _, f := range []struct{ path, what, fix string }{
+		{path + backupSuffix, "install's copy of the local settings as they were", "delete it or ignore it"},
+		{filepath.Join(claudeDir, "settings.json") + backupSuffix, "install's copy of the shared settings as they were", "delete it or ignore it"},
+		{ShellLinkPath(path), "the link Claude's commands are routed through", "ignore it (.gitignore)"},
+	} {
+		rel, err := filepath.Rel(dir, f.path)
+		if _, lerr := os.Lstat(f.path); err == nil && lerr == nil && git(dir, "check-ignore", "-q", "--", rel) != nil {
+			notes = append(notes, fmt.Sprintf("warning: git does not ignore %s, %s, which names paths on this machine: %s", f.path, f.what, f.fix))
+		}
 	}
-	return note
+	return strings.TrimPrefix(strings.Join(notes, "\n"), "\n")
 }
 
 // ignoreLocal is KeepOutOfGit for the local settings file itself, name

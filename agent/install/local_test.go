@@ -139,6 +139,15 @@ func TestKeepOutOfGit(t *testing.T) {
 		t.Errorf("an unignored backup: %q", note)
 	}
 	os.Remove(local + ".qtask-backup")
+	shared, link := filepath.Join(filepath.Dir(local), "settings.json.qtask-backup"), ShellLinkPath(local)
+	os.WriteFile(shared, []byte("{}\n"), 0o644)
+	os.Symlink("/usr/bin/qtask", link)
+	if note := KeepOutOfGit(local, home, "", false); note != "warning: git does not ignore "+shared+", install's copy of the shared settings as they were, which names paths on this machine: delete it or ignore it\n"+
+		"warning: git does not ignore "+link+", the link Claude's commands are routed through, which names paths on this machine: ignore it (.gitignore)" {
+		t.Errorf("the shared settings' backup and the routing link, not ignored: %q", note)
+	}
+	os.Remove(shared)
+	os.Remove(link)
 	os.WriteFile(local, []byte("{}\n"), 0o644)
 	if out, err := exec.Command("git", "-C", proj, "add", "-f", ".claude/settings.local.json").CombinedOutput(); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
