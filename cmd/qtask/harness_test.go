@@ -110,7 +110,10 @@ func newHarness(t *testing.T) *harness {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
 		case "PATH", "TMUX", "TMUX_PANE", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
-			"QTASK_TASK_ID", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME":
+			"QTASK_TASK_ID", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
+			// git as install runs it reads the test's HOME and repository,
+			// never the developer's (tests run from a git hook have GIT_DIR).
+			"GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE":
 			continue
 		}
 		h.env = append(h.env, kv)
