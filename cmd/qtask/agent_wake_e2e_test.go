@@ -133,7 +133,11 @@ func TestWakeTmuxWakesAnIdleAgentForAMonitorEvent(t *testing.T) {
 	})
 	touch(t, release)
 	eventually(t, "the second event", func() bool { return h.status(m.ID).Events == 2 })
+	// The event is counted before its wake is tried: the screen is read
+	// once the monitor's wrapper, which would type it, is gone.
+	wrapper := h.awaitWrapper(m.ID).WrapperPID
 	h.mustQtask("stop", m.ID)
+	awaitDead(t, wrapper)
 	if got := screen(); strings.Contains(got, "event 2") {
 		t.Errorf("an event was typed into the pane of an agent already woken:\n%s", got)
 	}
