@@ -167,7 +167,7 @@ func checkBindings(ctx context.Context, server tmux.Server, own bool) Finding {
 		for _, b := range missing {
 			keys = append(keys, fmt.Sprintf("prefix %s (%s, %s)", b.Key, b.What, b.Option))
 		}
-		problems = append(problems, "not bound: "+strings.Join(keys, ", "))
+		problems = append(problems, "not bound (or bound by an older qtask): "+strings.Join(keys, ", "))
 	}
 	if len(hooks) > 0 {
 		problems = append(problems, "tmux hooks without qtask (a killed task pane is noticed late): "+strings.Join(hooks, ", "))

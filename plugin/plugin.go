@@ -40,7 +40,11 @@ type Binding struct {
 	// Marker is the part of the binding, as list-keys shows it, that is
 	// the same whichever qtask binary it runs: how doctor recognises it.
 	Marker string
-	What   string // for doctor and errors: "promote"
+	// Current, if set, is a part that only a binding as this qtask makes
+	// it has: one an older qtask made (recognised by Marker, and replaced
+	// by a reload) lacks it, and doctor reports it.
+	Current string
+	What    string // for doctor and errors: "promote"
 }
 
 // How the menu key shows the tasks.
@@ -88,11 +92,11 @@ func Bindings(bin string, options map[string]string, version string) []Binding {
 	popup := "display-popup -E -w 90% -h 70% -T ' qtask ' " + tmux.CommandArg(tmux.ShellCommand([]string{bin, "ui"})+uiArgs)
 	menu := Binding{Key: key(OptMenuKey, DefaultMenuKey), Option: OptMenuKey, What: "task menu",
 		Args:   []string{"run-shell", "-C", popup},
-		Marker: "'ui'"}
+		Marker: "'ui'", Current: "--tmux-client"}
 	if MenuStyle(options[OptMenuStyle], version) == MenuTmux {
 		const menuArgs = " --tmux-client '#{client_name}'"
 		menu.Args = []string{"run-shell", "-b", tmux.ShellCommand([]string{bin, "_menu"}) + menuArgs}
-		menu.Marker = "'_menu'" + menuArgs
+		menu.Marker, menu.Current = "'_menu'"+menuArgs, ""
 	}
 	return []Binding{
 		{Key: key(OptPromoteKey, DefaultPromoteKey), Option: OptPromoteKey, What: "promote",
@@ -256,7 +260,8 @@ func MissingHooks(ctx context.Context, server tmux.Server) ([]string, error) {
 
 // Missing lists the bindings the user's options ask for that the server
 // does not have as the plugin binds them (with any qtask binary): the
-// plugin was never loaded, or the key was rebound since.
+// plugin was never loaded, the key was rebound since, or an older qtask
+// bound it (the popup without its client: Enter could switch another).
 func Missing(ctx context.Context, server tmux.Server) ([]Binding, error) {
 	options, err := ReadOptions(ctx, server)
 	if err != nil {
@@ -269,7 +274,7 @@ func Missing(ctx context.Context, server tmux.Server) ([]Binding, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !strings.Contains(line, b.Marker) {
+		if !strings.Contains(line, b.Marker) || !strings.Contains(line, b.Current) {
 			missing = append(missing, b)
 		}
 	}

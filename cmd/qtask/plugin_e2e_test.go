@@ -686,3 +686,35 @@ func (h *harness) openUI(pane string) {
 	}
 	h.waitScreen(pane, "q quit")
 }
+
+// TestDoctorReportsAnOlderPopupBinding: the menu key as an older qtask
+// bound it, a popup without --tmux-client (Enter in it could switch
+// another terminal's client), is still qtask's: doctor reports it, and a
+// reload of the plugin replaces it.
+func TestDoctorReportsAnOlderPopupBinding(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	h.loadPlugin()
+	bindings := func() map[string]any {
+		findings, _ := h.doctor()
+		return findings["plugin key bindings"]
+	}
+	if f := bindings(); f == nil || f["ok"] != true {
+		t.Fatalf("doctor after loading the plugin: %v", f)
+	}
+	older := "'" + qtaskBin + "' 'ui'"
+	if out, err := h.tmux("bind-key", "-T", "prefix", "T", "display-popup", "-E", "-w", "90%", "-h", "70%", "-T", " qtask ", older); err != nil {
+		t.Fatalf("bind-key: %v %s", err, out)
+	}
+	if f := bindings(); f == nil || f["ok"] != false || !strings.Contains(f["detail"].(string), "bound by an older qtask): prefix T (task menu") {
+		t.Errorf("doctor with the older popup binding: %v", f)
+	}
+	h.loadPlugin()
+	if line, _ := h.tmux("list-keys", "-T", "prefix", "T"); !strings.Contains(line, "--tmux-client") {
+		t.Errorf("a reload left the older binding: %s", line)
+	}
+	if f := bindings(); f == nil || f["ok"] != true {
+		t.Errorf("doctor after a reload: %v", f)
+	}
+}
