@@ -122,9 +122,41 @@ func newHarness(t *testing.T) *harness {
 		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-S", h.socket, "kill-server").Run()
+		// The killed server's wrappers settle their tasks on the way out:
+		// one still writing once the tree is gone recreates the state
+		// directory (OpenStore makes it), and the test leaves it behind.
+		awaitNoneNaming(root, 2*time.Second)
 		os.RemoveAll(root)
 	})
 	return h
+}
+
+// awaitNoneNaming waits, at most timeout, until no process names dir in
+// its command line (a task's wrapper names its state directory there) or
+// works in it (an agent in its project, writing its home on the way out).
+func awaitNoneNaming(dir string, timeout time.Duration) {
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if !anyProcessNaming(dir) {
+			return
+		}
+	}
+}
+
+func anyProcessNaming(dir string) bool {
+	self := strconv.Itoa(os.Getpid())
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if p.Name() == self || p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		if cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline"); err == nil && bytes.Contains(cmdline, []byte(dir+"/")) {
+			return true
+		}
+		if cwd, err := os.Readlink("/proc/" + p.Name() + "/cwd"); err == nil && strings.HasPrefix(cwd+"/", dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeExecutable writes data to path as an executable (mode 0700) through
