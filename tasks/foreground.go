@@ -7,6 +7,8 @@ import (
 	"io"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // AttendOptions configures a foreground wait on a task.
@@ -52,8 +54,8 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 	if err != nil {
 		return nil, err
 	}
-	fl := newFollower(r.OutputPath, 0)
-	defer fl.close()
+	fl := output.NewFollower(r.OutputPath, 0)
+	defer fl.Close()
 	if opts.Display != nil {
 		opts.Display.copyTo(opts.Out)
 	}
@@ -97,9 +99,9 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 // caller stops waiting (done), it gets the screen as it is; a Display is
 // complete by then, the capture having written every raw byte before it
 // let the task end.
-func attendOutput(opts AttendOptions, fl *follower, r *record, done bool) error {
+func attendOutput(opts AttendOptions, fl *output.Follower, r *record, done bool) error {
 	if opts.Display == nil {
-		return fl.copyNew(opts.Out, done)
+		return fl.CopyNew(opts.Out, done)
 	}
 	if done {
 		return opts.Display.stop(opts.Out, r.Running())

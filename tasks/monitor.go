@@ -9,6 +9,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/monitor"
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // A monitor is a task of kind monitor: a command in its own window like any
@@ -129,8 +130,8 @@ type events struct {
 	spec   *monitorSpec
 	grace  time.Duration
 	match  *regexp.Regexp
-	fl     *follower
-	lines  *lineWriter
+	fl     *output.Follower
+	lines  *output.LineWriter
 	bucket *monitor.Bucket
 	idle   *time.Timer
 	// dropped is lines the bucket dropped that the record does not count
@@ -170,15 +171,15 @@ func (s *Store) newEvents(r *record, spec *monitorSpec, grace time.Duration, clo
 	if spec.Match != "" {
 		e.match = regexp.MustCompile(spec.Match) // checked by prepareMonitor
 	}
-	e.lines = &lineWriter{line: func(b []byte) error {
+	e.lines = output.NewLineWriter(func(b []byte) error {
 		e.line(string(b))
 		return nil
-	}}
+	})
 	path := r.OutputPath
 	if spec.Source != "" {
 		path = spec.SourcePath
 	}
-	e.fl = newFollower(path, spec.SourceOffset)
+	e.fl = output.NewFollower(path, spec.SourceOffset)
 	e.idle = time.NewTimer(spec.IdleTimeout)
 	return e
 }
@@ -188,18 +189,18 @@ func (s *Store) newEvents(r *record, spec *monitorSpec, grace time.Duration, clo
 func (e *events) run(w *watcher) {
 	defer close(e.done)
 	defer w.Close()
-	defer e.fl.close()
+	defer e.fl.Close()
 	for {
 		// A read that fails (a file being rotated, a disk error) is
 		// tried again at the next wake: the follower keeps its place.
-		e.fl.copyNew(e.lines, false)
+		e.fl.CopyNew(e.lines, false)
 		e.countDropped(false)
 		select {
 		case <-e.stop:
 			// The output is complete (a source's, once it has ended, is
 			// all final; one still running keeps its live rows).
-			e.fl.copyNew(e.lines, e.spec.Source == "")
-			e.lines.flush()
+			e.fl.CopyNew(e.lines, e.spec.Source == "")
+			e.lines.Flush()
 			e.countDropped(true)
 			return
 		case <-e.idle.C:

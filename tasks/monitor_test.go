@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/monitor"
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // saveMonitor stores a running monitor of scope.
@@ -82,16 +83,16 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 }
 
 // A long line reaches its event cut at monitor.LineMax characters with
-// the truncation mark; a line longer than MaxLineBytes is taken in pieces
+// the truncation mark; a line longer than output.MaxLineBytes is taken in pieces
 // of that size (lineWriter), so the monitor never holds more of it.
 func TestMonitorLongLines(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
 	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
 	long := strings.Repeat("é", 2040) + "\n" // 4,080 bytes: one line
-	endless := strings.Repeat("x", MaxLineBytes+10)
+	endless := strings.Repeat("x", output.MaxLineBytes+10)
 	e.lines.Write([]byte(long + endless))
-	e.lines.flush()
+	e.lines.Flush()
 	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
 	if err != nil || len(list) != 3 {
 		t.Fatalf("got %d notifications (%v), want 3 events", len(list), err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/qtask/qtask/tasks/output"
 )
 
 var printCases = []struct {
@@ -25,8 +27,8 @@ var printCases = []struct {
 func TestPrintText(t *testing.T) {
 	for _, c := range printCases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := printText(c.in); got != c.want {
-				t.Errorf("printText(%q) = %q, want %q", c.in, got, c.want)
+			if got := output.PrintText(c.in); got != c.want {
+				t.Errorf("output.PrintText(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}
@@ -132,7 +134,7 @@ func FuzzPrintFilter(f *testing.F) {
 		}
 		// Written in pieces (as a follow sees a growing file), the same.
 		var out bytes.Buffer
-		pf := newPrintFilter(&out, 0, -1)
+		pf := output.NewPrintFilter(&out, 0, -1)
 		pf.Write(data[:k])
 		pf.Write(data[k:])
 		if out.String() != whole {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/capped"
+	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -60,8 +61,8 @@ func (s *Store) get(idOrPrefix string) (*record, error) {
 // OutputTail returns up to the last n characters of a task's output, fit
 // for a terminal (see printFilter), and whether earlier output was left out.
 func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
-	tail, cut, err := lastChars(t.OutputPath, n)
-	return printText(tail), cut, err
+	tail, cut, err := output.LastChars(t.OutputPath, n)
+	return output.PrintText(tail), cut, err
 }
 
 // waitFor re-reads (and reconciles) the record until done says so or the
@@ -103,17 +104,17 @@ func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
 	if offset >= fi.Size() {
 		return nil // nothing there (yet); a seek that far may even fail
 	}
-	start := max(offset-printContext, 0)
+	start := max(offset-output.PrintContext, 0)
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seek output of task %s: %w", t.ID, err)
 	}
 	var r io.Reader = f
 	if limit > 0 {
-		r = io.LimitReader(f, offset-start+limit+printContext)
+		r = io.LimitReader(f, offset-start+limit+output.PrintContext)
 	} else {
 		limit = -1
 	}
-	_, err = io.Copy(newPrintFilter(w, offset-start, limit), r)
+	_, err = io.Copy(output.NewPrintFilter(w, offset-start, limit), r)
 	return err
 }
 
@@ -161,11 +162,11 @@ func (s *Store) writeTail(t *Task, w io.Writer, n int, settled bool) (int64, err
 	if settled {
 		_, end = capped.FinalEnds(f, end)
 	}
-	tail, err := readTailTo(f, n, end)
+	tail, err := output.ReadTailTo(f, n, end)
 	if err != nil {
 		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
 	}
-	_, err = newPrintFilter(w, 0, -1).Write(tail)
+	_, err = output.NewPrintFilter(w, 0, -1).Write(tail)
 	return end, err
 }
 

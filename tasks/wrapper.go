@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -294,7 +295,7 @@ func (s *Store) awaitAck(r *record, tty io.Writer) string {
 func (s *Store) settleEnd(r *record, out io.Writer, o outcome, patience time.Duration) *record {
 	if o.exitCode != nil && (*o.exitCode == 126 || *o.exitCode == 127) && o.status == StatusFailed {
 		// The shell could not run the command; its last words say why.
-		if why := lastLine(r.OutputPath, 200); why != "" {
+		if why := output.LastLine(r.OutputPath, 200); why != "" {
 			o.reason += ": " + why
 		}
 	}

@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // TestFollowerMarksWhatTheCapDropped: output a cap rotation removed before
-// the follower read it is announced with its size, never skipped silently,
+// the Follower read it is announced with its size, never skipped silently,
 // and nothing is printed twice.
 func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 	const maxBytes = 100
@@ -24,12 +24,12 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 			stream.WriteString(line)
 		}
 	}
-	fl := newFollower(path, 0)
-	defer fl.close()
+	fl := NewFollower(path, 0)
+	defer fl.Close()
 	var got strings.Builder
 	follow := func() string {
 		before := got.Len()
-		if err := fl.copyNew(&got, false); err != nil {
+		if err := fl.CopyNew(&got, false); err != nil {
 			t.Fatal(err)
 		}
 		return got.String()[before:]
@@ -37,18 +37,18 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 
 	write(0, 5)
 	if s := follow(); s != stream.String() {
-		t.Fatalf("before any rotation the follower printed %q, want %q", s, stream.String())
+		t.Fatalf("before any rotation the Follower printed %q, want %q", s, stream.String())
 	}
 	seen := int64(stream.Len())
 
-	// Rotations the follower did not keep up with.
+	// Rotations the Follower did not keep up with.
 	write(5, 50)
 	s := follow()
 	b, _ := os.ReadFile(path)
 	dropped, hlen := capped.ParseHeader(b)
 	want := fmt.Sprintf(capDroppedFormat, dropped-seen) + string(b[hlen:])
 	if dropped <= seen || s != want {
-		t.Fatalf("after rotations dropped %d unread bytes, the follower printed\n%q\nwant\n%q", dropped-seen, s, want)
+		t.Fatalf("after rotations dropped %d unread bytes, the Follower printed\n%q\nwant\n%q", dropped-seen, s, want)
 	}
 
 	// A rotation of bytes already printed: nothing to announce.
@@ -61,11 +61,11 @@ func TestFollowerMarksWhatTheCapDropped(t *testing.T) {
 		t.Fatalf("line 060 did not rotate the file (%d bytes dropped before and after): the test misses its case", dropped)
 	}
 	if s != "line 060\n" {
-		t.Fatalf("after a rotation of already printed bytes the follower printed %q, want only the new line", s)
+		t.Fatalf("after a rotation of already printed bytes the Follower printed %q, want only the new line", s)
 	}
 }
 
-// TestFollowerWaitsForFinalText: while a task runs, a follower prints only
+// TestFollowerWaitsForFinalText: while a task runs, a Follower prints only
 // the final text, never the live tail that is still being redrawn (a
 // progress bar), so nothing it prints is later taken back; the tail comes
 // when the caller asks for everything.
@@ -77,7 +77,7 @@ func TestFollowerWaitsForFinalText(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s := follow(false); s != "first\n" && s != "" {
-			t.Fatalf("follower printed %q while the bar was live", s)
+			t.Fatalf("Follower printed %q while the bar was live", s)
 		}
 	}
 	writeFinal(t, f, "first bar100%\n")
@@ -85,10 +85,10 @@ func TestFollowerWaitsForFinalText(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := follow(false); s != "first bar100%\n" {
-		t.Fatalf("follower printed %q once the bar was final", s)
+		t.Fatalf("Follower printed %q once the bar was final", s)
 	}
 	if s := follow(true); s != "prompt> " {
-		t.Fatalf("follower printed %q for the tail at the end", s)
+		t.Fatalf("Follower printed %q for the tail at the end", s)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "first\nfirst bar100%\nprompt> " {
 		t.Fatalf("file holds %q", b)
@@ -110,7 +110,7 @@ func TestFollowerPrintsSettledLinesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s := follow(false); s != want {
-			t.Fatalf("follower printed %q, want %q", s, want)
+			t.Fatalf("Follower printed %q, want %q", s, want)
 		}
 	}
 	step("", "one\ntwo\n 10%\n", 8, "one\ntwo\n")
@@ -120,7 +120,7 @@ func TestFollowerPrintsSettledLinesOnce(t *testing.T) {
 	step("", "twice\n 95%\n", 6, "twice\n")
 	step("twice\n 99%\n", "", 0, " 99%\n")
 	if got.String() != "one\ntwo\ntwice\n 99%\n" {
-		t.Fatalf("follower printed %q in all", got.String())
+		t.Fatalf("Follower printed %q in all", got.String())
 	}
 }
 
@@ -144,17 +144,17 @@ func writeFinal(t *testing.T, f *capped.File, p string) {
 	}
 }
 
-// followed makes an output file and a follower of it: follow copies what
+// followed makes an output file and a Follower of it: follow copies what
 // is new (everything, with all) and returns it; got holds all it copied.
 func followed(t *testing.T) (path string, f *capped.File, follow func(all bool) string, got *strings.Builder) {
 	path, f = cappedOutput(t, 1<<20)
-	fl := newFollower(path, 0)
-	t.Cleanup(fl.close)
+	fl := NewFollower(path, 0)
+	t.Cleanup(fl.Close)
 	got = new(strings.Builder)
 	follow = func(all bool) string {
 		t.Helper()
 		before := got.Len()
-		if err := fl.copyNew(got, all); err != nil {
+		if err := fl.CopyNew(got, all); err != nil {
 			t.Fatal(err)
 		}
 		return got.String()[before:]
@@ -197,7 +197,7 @@ func TestLiveLineFitsAndReplaces(t *testing.T) {
 
 // TestFollowerNeverTakesAFirstTailForFinal: the capture's first tail is
 // written a moment before the file's final mark is updated; in that moment
-// a follower must not take it for final text, so the file is marked when
+// a Follower must not take it for final text, so the file is marked when
 // the capture opens it.
 func TestFollowerNeverTakesAFirstTailForFinal(t *testing.T) {
 	path, _, follow, _ := followed(t)
@@ -206,7 +206,7 @@ func TestFollowerNeverTakesAFirstTailForFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := follow(false); s != "" {
-		t.Fatalf("follower printed %q, a tail not yet marked, as final", s)
+		t.Fatalf("Follower printed %q, a tail not yet marked, as final", s)
 	}
 }
 
@@ -232,13 +232,13 @@ func TestLineWriterCutsLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			lw := &lineWriter{line: func(b []byte) error { got = append(got, string(b)); return nil }}
+			lw := &LineWriter{line: func(b []byte) error { got = append(got, string(b)); return nil }}
 			for _, w := range tt.writes {
 				if n, err := lw.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write(%q) = %d, %v", w, n, err)
 				}
 			}
-			if err := lw.flush(); err != nil {
+			if err := lw.Flush(); err != nil {
 				t.Fatal(err)
 			}
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
@@ -253,7 +253,7 @@ func TestLineWriterCutsLines(t *testing.T) {
 func TestLineWriterStopsOnError(t *testing.T) {
 	stop := fmt.Errorf("found")
 	var got []string
-	lw := &lineWriter{line: func(b []byte) error {
+	lw := &LineWriter{line: func(b []byte) error {
 		got = append(got, string(b))
 		if string(b) == "ready" {
 			return stop

@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"bytes"
@@ -143,7 +143,7 @@ func TestLastLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := lastLine(writeOutputFile(t, c.content), c.max)
+			got := LastLine(writeOutputFile(t, c.content), c.max)
 			if got != c.want {
 				t.Errorf("a task failing with output %s reports last line %q, want %q", abbrev(c.content), got, c.want)
 			}
@@ -152,8 +152,8 @@ func TestLastLine(t *testing.T) {
 			}
 		})
 	}
-	if got := lastLine(filepath.Join(t.TempDir(), "missing.log"), 200); got != "" {
-		t.Errorf("lastLine of a missing file = %q, want \"\"", got)
+	if got := LastLine(filepath.Join(t.TempDir(), "missing.log"), 200); got != "" {
+		t.Errorf("LastLine of a missing file = %q, want \"\"", got)
 	}
 }
 
@@ -181,12 +181,12 @@ func TestCutUTF8(t *testing.T) {
 		{"x😀", 4, "x"},
 	}
 	for _, c := range cases {
-		got := cutUTF8(c.s, c.max)
+		got := CutUTF8(c.s, c.max)
 		if got != c.want {
-			t.Errorf("cutUTF8(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
+			t.Errorf("CutUTF8(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
 		}
 		if len(got) > c.max || !utf8.ValidString(got) {
-			t.Errorf("cutUTF8(%q, %d) = %q: too long or a split rune", c.s, c.max, got)
+			t.Errorf("CutUTF8(%q, %d) = %q: too long or a split rune", c.s, c.max, got)
 		}
 	}
 }
@@ -218,7 +218,7 @@ func TestLastChars(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, cut, err := lastChars(writeOutputFile(t, c.content), c.n)
+			got, cut, err := LastChars(writeOutputFile(t, c.content), c.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +231,7 @@ func TestLastChars(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := lastChars(filepath.Join(t.TempDir(), "missing.log"), 10); err == nil {
-		t.Error("lastChars of a missing output file reported no error")
+	if _, _, err := LastChars(filepath.Join(t.TempDir(), "missing.log"), 10); err == nil {
+		t.Error("LastChars of a missing output file reported no error")
 	}
 }

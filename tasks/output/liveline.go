@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/qtask/qtask/tasks/render"
 )
 
-// liveLine is the line a follower shows on a terminal below the output it
+// liveLine is the line a Follower shows on a terminal below the output it
 // wrote: the line being redrawn, shown as it is now. Any write through it
 // first erases that line (carriage return, erase to the end of the line),
 // so the text that replaces it, final at last, appears where it was, once.
@@ -43,7 +43,7 @@ func (l *liveLine) erase() error {
 	return err
 }
 
-// show makes line, fit to the terminal and made harmless by a printFilter,
+// show makes line, fit to the terminal and made harmless by a PrintFilter,
 // the line shown; an empty line shows none.
 func (l *liveLine) show(line []byte) error {
 	fit := l.fit(line)
@@ -57,7 +57,7 @@ func (l *liveLine) show(line []byte) error {
 		return nil
 	}
 	var shown bytes.Buffer
-	if _, err := newPrintFilter(&shown, 0, -1).Write(fit); err != nil {
+	if _, err := NewPrintFilter(&shown, 0, -1).Write(fit); err != nil {
 		return err
 	}
 	l.shown = fit

@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"io"
@@ -6,12 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// printContext is how many bytes before a requested range a reader feeds
-// to a printFilter, so a rune cut by the range start is judged whole: the
+// PrintContext is how many bytes before a requested range a reader feeds
+// to a PrintFilter, so a rune cut by the range start is judged whole: the
 // most a rune can have before its last byte.
-const printContext = utf8.UTFMax - 1
+const PrintContext = utf8.UTFMax - 1
 
-// printFilter passes an output file's bytes to a terminal, leaving out what
+// PrintFilter passes an output file's bytes to a terminal, leaving out what
 // the capture never writes and a terminal could act on: C0 controls other
 // than tab and newline, DEL, C1 controls (U+0080–U+009F, such as U+009B,
 // CSI) and stray bytes 0x80–0x9F, which an 8-bit terminal takes for C1.
@@ -23,7 +23,7 @@ const printContext = utf8.UTFMax - 1
 // exactly what reading it whole does. A rune still unfinished when the
 // input ends is left out: the capture writes whole runes, so it is not yet
 // text.
-type printFilter struct {
+type PrintFilter struct {
 	w     io.Writer
 	skip  int64 // leading bytes that are context only: judged, not written
 	limit int64 // how many bytes after skip may be written; < 0: no limit
@@ -32,15 +32,15 @@ type printFilter struct {
 	out   []byte
 }
 
-// newPrintFilter returns a filter writing to w; see printFilter for skip
+// NewPrintFilter returns a filter writing to w; see PrintFilter for skip
 // and limit.
-func newPrintFilter(w io.Writer, skip, limit int64) *printFilter {
-	return &printFilter{w: w, skip: skip, limit: limit}
+func NewPrintFilter(w io.Writer, skip, limit int64) *PrintFilter {
+	return &PrintFilter{w: w, skip: skip, limit: limit}
 }
 
 // Write judges p, after any rune the previous Write left unfinished, and
 // writes what passes. It always consumes all of p.
-func (f *printFilter) Write(p []byte) (int, error) {
+func (f *PrintFilter) Write(p []byte) (int, error) {
 	buf := p
 	if len(f.held) > 0 {
 		buf = append(f.held, p...)
@@ -71,7 +71,7 @@ func (f *printFilter) Write(p []byte) (int, error) {
 
 // emit queues the part of b, which starts at f.seen, that lies inside the
 // range.
-func (f *printFilter) emit(b []byte) {
+func (f *PrintFilter) emit(b []byte) {
 	lo := max(f.skip-f.seen, 0)
 	hi := int64(len(b))
 	if f.limit >= 0 {
@@ -110,9 +110,9 @@ func printRune(b []byte) (int, bool) {
 	return n, r > 0x9f
 }
 
-// printText is s as a printFilter prints it whole.
-func printText(s string) string {
+// PrintText is s as a PrintFilter prints it whole.
+func PrintText(s string) string {
 	var b strings.Builder
-	newPrintFilter(&b, 0, -1).Write([]byte(s))
+	NewPrintFilter(&b, 0, -1).Write([]byte(s))
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"bytes"
@@ -24,12 +24,12 @@ func readTail(f *os.File, n int) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	tail, err := readTailTo(f, n, size)
+	tail, err := ReadTailTo(f, n, size)
 	return tail, size, err
 }
 
-// readTailTo is readTail of the file's first end bytes.
-func readTailTo(f *os.File, n int, end int64) ([]byte, error) {
+// ReadTailTo is readTail of the file's first end bytes.
+func ReadTailTo(f *os.File, n int, end int64) ([]byte, error) {
 	if n <= 0 || end == 0 {
 		return nil, nil
 	}
@@ -65,13 +65,13 @@ func nthLastIndex(b []byte, c byte, n int) int {
 	return -1
 }
 
-// lastLineWindow is how many trailing lines lastLine looks through for one
+// lastLineWindow is how many trailing lines LastLine looks through for one
 // that is not blank.
 const lastLineWindow = 32
 
-// lastLine is the last non-blank line among the file's last lines, cut to
+// LastLine is the last non-blank line among the file's last lines, cut to
 // at most max bytes, or "" when there is none or it cannot be read.
-func lastLine(path string, max int) string {
+func LastLine(path string, max int) string {
 	f, err := capped.OpenRead(path)
 	if err != nil {
 		return ""
@@ -84,14 +84,14 @@ func lastLine(path string, max int) string {
 	lines := strings.Split(string(tail), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if line := strings.TrimSpace(lines[i]); line != "" {
-			return cutUTF8(line, max)
+			return CutUTF8(line, max)
 		}
 	}
 	return ""
 }
 
-// cutUTF8 shortens s to at most max bytes without splitting a rune.
-func cutUTF8(s string, max int) string {
+// CutUTF8 shortens s to at most max bytes without splitting a rune.
+func CutUTF8(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -101,9 +101,9 @@ func cutUTF8(s string, max int) string {
 	return s[:max]
 }
 
-// lastChars returns up to n characters from the end of the file and
+// LastChars returns up to n characters from the end of the file and
 // whether anything before them was left out.
-func lastChars(path string, n int) (string, bool, error) {
+func LastChars(path string, n int) (string, bool, error) {
 	f, err := capped.OpenRead(path)
 	if err != nil {
 		return "", false, fmt.Errorf("open output: %w", err)
