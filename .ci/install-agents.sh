@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the pinned coding agents and MCP tools that the end-to-end agent
-# tests drive (package agent/agenttest), each into its own directory
+# tests drive (package internal/agenttest), each into its own directory
 # $QTASK_AGENTS_DIR/<pkg>@<ver> (default $HOME/.cache/qtask-agents), outside
 # the clone: ~700 MB that a checkout should not carry, and that a second run
 # finds in place. Idempotent: a package whose directory holds a finished
 # install is skipped. Never reads stdin (CI has none).
-# Keep the versions in step with agent/agenttest/agenttest.go.
+# Keep the versions in step with internal/agenttest/agenttest.go.
 set -euo pipefail
 
 dir=${QTASK_AGENTS_DIR:-$HOME/.cache/qtask-agents}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
+	"github.com/qtask/qtask/internal/agenttest"
 )
 
 // TestAgentInstall: install merges qtask's hooks into an agent's settings

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
-	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/internal/agenttest"
+	"github.com/qtask/qtask/internal/mockmodel"
 	"github.com/qtask/qtask/tasks"
 )
 

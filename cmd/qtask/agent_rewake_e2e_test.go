@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
-	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/internal/agenttest"
+	"github.com/qtask/qtask/internal/mockmodel"
 )
 
 // TestClaudeRewakesWhenIdle is issue 12's wake check for Claude Code: in a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
-	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/internal/agenttest"
+	"github.com/qtask/qtask/internal/mockmodel"
 )
 
 // TestBackgroundSubAgentIsATask is docs/AGENTS.md's "A background

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/cmd/internal/doctor"
 	"github.com/qtask/qtask/cmd/internal/launch"
-	"github.com/qtask/qtask/doctor"
 )
 
 // DoctorOptions are the parsed flags of `qtask doctor`.

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/cmd/internal/launch"
-	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/shellhooks"
+	"github.com/qtask/qtask/tmux/plugin"
 )
 
 // InitOptions is the parsed argument of `qtask init`.

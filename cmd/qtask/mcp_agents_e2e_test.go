@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
-	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/internal/agenttest"
+	"github.com/qtask/qtask/internal/mockmodel"
 )
 
 // mcpServer is `qtask mcp` as an agent or the inspector starts it: in the

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/cmd/internal/launch"
-	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tmux/plugin"
 )
 
 // menuOptions are the flags of the hidden `qtask _menu`.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/qtask/qtask/cmd/internal/launch"
-	"github.com/qtask/qtask/plugin"
+	"github.com/qtask/qtask/tmux/plugin"
 )
 
 // clientMessageWidth bounds a message on a client's status line.

@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/qtask/qtask/config"
-	"github.com/qtask/qtask/plugin"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux"
+	"github.com/qtask/qtask/tmux/plugin"
 )
 
 // Finding is the result of one check. Fix is empty when OK.

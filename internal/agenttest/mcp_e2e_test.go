@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qtask/qtask/agent/agenttest"
-	"github.com/qtask/qtask/agent/mockmodel"
+	"github.com/qtask/qtask/internal/agenttest"
+	"github.com/qtask/qtask/internal/mockmodel"
 )
 
 // mcpServerEnv makes the test binary an MCP server instead of running tests:
