@@ -82,10 +82,10 @@ func TestAgentInstall(t *testing.T) {
 	}
 }
 
-// TestAgentInstallPassesClaudeDoctor: the settings install writes are valid
+// TestRealAgentClaudeDoctorAcceptsInstall: the settings install writes are valid
 // for Claude Code itself (`claude doctor` lists "Invalid settings"
 // otherwise; in -p mode bad settings are ignored without a word).
-func TestAgentInstallPassesClaudeDoctor(t *testing.T) {
+func TestRealAgentClaudeDoctorAcceptsInstall(t *testing.T) {
 	t.Parallel()
 	claude := agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)

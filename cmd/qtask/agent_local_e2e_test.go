@@ -19,7 +19,7 @@ import (
 	"github.com/qtask/qtask/internal/mockmodel"
 )
 
-// TestClaudeFiresHooksFromLocalSettingsOnce: `qtask agent install claude`
+// TestRealAgentClaudeFiresHooksFromLocalSettingsOnce: `qtask agent install claude`
 // over an older install (of a qtask since moved), which had put qtask's
 // entries in the shared .claude/settings.json, moves them to
 // .claude/settings.local.json; the pinned Claude Code then runs each of
@@ -30,7 +30,7 @@ import (
 // first request (the SessionStart hook, the first to fire, adds it); the
 // Bash call's output, the call run as a qtask task (the shell prefix from
 // the local env).
-func TestClaudeFiresHooksFromLocalSettingsOnce(t *testing.T) {
+func TestRealAgentClaudeFiresHooksFromLocalSettingsOnce(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
@@ -131,13 +131,13 @@ func (h *harness) movedClaudeInstall(args ...string) string {
 	return proj
 }
 
-// TestClaudeHearsAtItsNextPromptFromLocalSettings: the same move, with
+// TestRealAgentClaudeHearsAtItsNextPromptFromLocalSettings: the same move, with
 // --hold (no asyncRewake waiter to race for the notification), in a
 // streaming-input session: a task of the session's scope ends between two
 // prompts, and the UserPromptSubmit hook from settings.local.json adds its
 // notification to the second prompt's request, once; each prompt runs
 // UserPromptSubmit and Stop once.
-func TestClaudeHearsAtItsNextPromptFromLocalSettings(t *testing.T) {
+func TestRealAgentClaudeHearsAtItsNextPromptFromLocalSettings(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)

@@ -211,7 +211,7 @@ func (h *harness) agentEnv(extra ...string) []string {
 		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 }
 
-// TestQwenShellTimeoutLeavesTheTaskRunning: a foreground `qtask run
+// TestRealAgentQwenShellTimeoutLeavesTheTaskRunning: a foreground `qtask run
 // --agent` run by qwen-code's shell tool is moved to the background a
 // little before that tool's timeout, so qwen reads qtask's "moved to the
 // background as task ID" and later the task's notification, once. At
@@ -220,7 +220,7 @@ func (h *harness) agentEnv(extra ...string) []string {
 // model read "Command timed out" and the work was lost (found by an agent
 // author's trial). The tool's timeout is shortened here, through qwen's
 // project settings (tools.shell.defaultTimeoutMs), which qtask reads.
-func TestQwenShellTimeoutLeavesTheTaskRunning(t *testing.T) {
+func TestRealAgentQwenShellTimeoutLeavesTheTaskRunning(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Qwen)
 	h := newHarness(t)

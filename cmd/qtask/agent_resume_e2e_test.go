@@ -18,7 +18,7 @@ import (
 	"github.com/qtask/qtask/tasks"
 )
 
-// TestResumedSessionHearsItsTasks is issue 12's resume check with each
+// TestRealAgentResumedSessionHearsItsTasks is issue 12's resume check with each
 // pinned agent (`qtask agent install AGENT`, no QTASK_SCOPE): session 1
 // starts a background task through its shell tool and ends; the task ends
 // while no agent runs; the resumed session's first model request carries
@@ -32,7 +32,7 @@ import (
 // starts a second task, then a --continue --fork-session, whose new session
 // id the hook maps back to its parent through the transcript; the fork hears
 // the second task once and the first (already told) never again.
-func TestResumedSessionHearsItsTasks(t *testing.T) {
+func TestRealAgentResumedSessionHearsItsTasks(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		agent     agenttest.Agent

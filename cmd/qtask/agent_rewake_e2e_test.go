@@ -18,13 +18,13 @@ import (
 	"github.com/qtask/qtask/internal/mockmodel"
 )
 
-// TestClaudeRewakesWhenIdle is issue 12's wake check for Claude Code: in a
+// TestRealAgentClaudeRewakesWhenIdle is issue 12's wake check for Claude Code: in a
 // streaming-input session (the kind where async hooks run) the model starts
 // a background task and ends its turn; the session sits idle; when the task
 // ends, qtask's asyncRewake hook (armed at the end of the turn by `qtask
 // agent install claude`) wakes the model, whose next request carries the
 // task's notification exactly once.
-func TestClaudeRewakesWhenIdle(t *testing.T) {
+func TestRealAgentClaudeRewakesWhenIdle(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)

@@ -17,7 +17,7 @@ import (
 	"github.com/qtask/qtask/tasks"
 )
 
-// TestClaudeBashRunsAsQtaskTasks is routing's end-to-end check with the
+// TestRealAgentClaudeBashRunsAsQtaskTasks is routing's end-to-end check with the
 // pinned Claude Code, installed with `qtask agent install claude` (which
 // sets CLAUDE_CODE_SHELL_PREFIX) and allow rules for a few commands. What
 // must hold: a routed command is a task whose command is the model's own,
@@ -26,7 +26,7 @@ import (
 // a command without a rule is still refused; a command that outlives the
 // (short, configured) foreground timeout comes back as moved to the
 // background, and its end later reaches the model exactly once.
-func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
+func TestRealAgentClaudeBashRunsAsQtaskTasks(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
@@ -114,11 +114,11 @@ func TestClaudeBashRunsAsQtaskTasks(t *testing.T) {
 	}
 }
 
-// TestClaudeBackgroundCallIsToldOnce: a routed Bash call with
+// TestRealAgentClaudeBackgroundCallIsToldOnce: a routed Bash call with
 // run_in_background is a task the human can see, but one that qtask
 // neither moves at its timeout nor announces: Claude waits on it and tells
 // the model itself, so the model hears of its end exactly once.
-func TestClaudeBackgroundCallIsToldOnce(t *testing.T) {
+func TestRealAgentClaudeBackgroundCallIsToldOnce(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
@@ -273,11 +273,11 @@ func windowNames(h *harness) string {
 	return names
 }
 
-// TestClaudeHeredocCommandIsATask: Claude hands its shell prefix a
+// TestRealAgentClaudeHeredocCommandIsATask: Claude hands its shell prefix a
 // command with a here-document in a script of another shape (no
 // `< /dev/null`); such commands, common in an agent's work (`git commit
 // -F - <<EOF`, `python3 - <<EOF`), are tasks too, with their output back.
-func TestClaudeHeredocCommandIsATask(t *testing.T) {
+func TestRealAgentClaudeHeredocCommandIsATask(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
@@ -296,12 +296,12 @@ func TestClaudeHeredocCommandIsATask(t *testing.T) {
 	}
 }
 
-// TestClaudeCallTimeoutIsHonoured: a timeout the model passes with one
+// TestRealAgentClaudeCallTimeoutIsHonoured: a timeout the model passes with one
 // Bash call is that call's tool timeout, which the shell prefix cannot see
 // in its script; the PreToolUse hook hands it over, so qtask moves the
 // command to the background a little before it (with the task id, and its
 // notification later, once) rather than Claude's own timeout firing first.
-func TestClaudeCallTimeoutIsHonoured(t *testing.T) {
+func TestRealAgentClaudeCallTimeoutIsHonoured(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)

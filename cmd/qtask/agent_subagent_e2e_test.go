@@ -12,11 +12,11 @@ import (
 	"github.com/qtask/qtask/internal/mockmodel"
 )
 
-// TestBackgroundSubAgentIsATask is docs/AGENTS.md's "A background
+// TestRealAgentClaudeBackgroundSubAgentIsATask is docs/AGENTS.md's "A background
 // sub-agent": `qtask run --bg --name review -- claude -p '…'` runs the
 // pinned Claude Code headless in a task window, and the notification of its
 // end carries the sub-agent's answer in its output tail.
-func TestBackgroundSubAgentIsATask(t *testing.T) {
+func TestRealAgentClaudeBackgroundSubAgentIsATask(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)

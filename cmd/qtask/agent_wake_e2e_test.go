@@ -143,22 +143,22 @@ func TestWakeTmuxWakesAnIdleAgentForAMonitorEvent(t *testing.T) {
 	}
 }
 
-// TestWakeTmuxWakesAnIdleQwen is issue 12's wake check for qwen-code, which
+// TestRealAgentWakeTmuxWakesAnIdleQwen is issue 12's wake check for qwen-code, which
 // has no async hooks: the pinned qwen runs as a TUI in a pane of a private
 // tmux server, installed with `qtask agent install qwen --wake tmux`. A
 // person types a prompt; the model starts a background task and ends its
 // turn; the TUI sits idle. When the task ends, qtask types its one line into
 // the pane, and the model's next request carries the task's notification
 // exactly once (the prompt hook's context).
-func TestWakeTmuxWakesAnIdleQwen(t *testing.T) {
+func TestRealAgentWakeTmuxWakesAnIdleQwen(t *testing.T) {
 	t.Parallel()
 	testWakeTmuxWakesAnIdleTUI(t, agenttest.Qwen, "--auth-type", "openai", "-m", "mock-model", "--yolo")
 }
 
-// TestWakeTmuxWakesAnIdleGemini is the same for gemini-cli, whose TUI takes
+// TestRealAgentWakeTmuxWakesAnIdleGemini is the same for gemini-cli, whose TUI takes
 // an Enter that follows the text within 30 ms for a newline: the wake line
 // would sit in its input box, unsent, without TypeLine's pause.
-func TestWakeTmuxWakesAnIdleGemini(t *testing.T) {
+func TestRealAgentWakeTmuxWakesAnIdleGemini(t *testing.T) {
 	t.Parallel()
 	testWakeTmuxWakesAnIdleTUI(t, agenttest.Gemini, "-m", "gemini-2.5-flash", "--yolo")
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // TestAgentModeRefusesLeadingSleep: in agent mode (--agent or
@@ -61,6 +63,7 @@ func TestAgentModeRefusesLeadingSleep(t *testing.T) {
 // background by its timeout says so; the long-running note speaks to the
 // agent.
 func TestAgentModeResults(t *testing.T) {
+	testenv.SkipShort(t, "waits out a 2 s foreground timeout")
 	t.Parallel()
 	h := newHarness(t)
 	r := h.qtask("run", "--agent", "--bg", "--", "echo hi")

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/qtask/qtask/tasks"
 )
@@ -607,12 +606,15 @@ func TestCtrlZInATaskPaneDoesNotStopTheTask(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	gate := filepath.Join(h.root, "gate")
-	task := h.start("echo ready; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; echo done")
+	// The CONT trap says when the command was stopped and continued: the
+	// test waits for that event, not a while (under load a fixed pause
+	// could end before the stop arrived, and the test passed without it).
+	task := h.start("trap 'echo continued' CONT; echo ready; while [ ! -e '" + gate + "' ]; do sleep 0.02; done; echo done")
 	eventually(t, "the command to run", func() bool { return strings.Contains(h.output(task.ID), "ready") })
 	if out, err := h.tmux("send-keys", "-t", task.PaneID, "C-z"); err != nil {
 		t.Fatalf("send C-z: %v: %s", err, out)
 	}
-	time.Sleep(100 * time.Millisecond) // for the stop to reach the command
+	eventually(t, "the stopped command to be continued", func() bool { return strings.Contains(h.output(task.ID), "continued") })
 	os.WriteFile(gate, nil, 0o600)
 	if end := h.wait(task.ID); end.Status != tasks.StatusCompleted || !strings.HasSuffix(h.output(task.ID), "done\n") {
 		t.Errorf("after Ctrl+Z: %s, output:\n%s", end.StatusText(), h.output(task.ID))

@@ -30,10 +30,10 @@ func (h *harness) mcpServer(scope string) agenttest.MCPServer {
 	}}
 }
 
-// TestMCPInspector: the official MCP inspector CLI lists qtask's tools,
+// TestRealAgentMCPInspector: the official MCP inspector CLI lists qtask's tools,
 // calls them with valid and invalid arguments, and gets exit 5 for a tool
 // that does not exist.
-func TestMCPInspector(t *testing.T) {
+func TestRealAgentMCPInspector(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
@@ -104,7 +104,7 @@ func TestMCPInspector(t *testing.T) {
 	}
 }
 
-// TestMCPWithRealAgents: `qtask agent install` registers qtask's MCP server
+// TestRealAgentMCPTools: `qtask agent install` registers qtask's MCP server
 // where each pinned agent reads it (Claude: the project's .mcp.json, by
 // the bare name qtask, which the agent's PATH finds; qwen
 // and gemini: their settings, gemini with trust), and the agent, given
@@ -116,7 +116,7 @@ func TestMCPInspector(t *testing.T) {
 // Uninstall takes the registration out again. One agent run carries both
 // the install's and the MCP server's checks (each run costs seconds of
 // CPU); the installed hooks are set aside for it (setHooksAside).
-func TestMCPWithRealAgents(t *testing.T) {
+func TestRealAgentMCPTools(t *testing.T) {
 	t.Parallel()
 	eachAgent(t, func(t *testing.T, a agenttest.Agent, h *harness) {
 		proj := filepath.Join(h.root, "proj")
@@ -220,7 +220,7 @@ func setHooksAside(t *testing.T, settings string) (restore func()) {
 }
 
 // checkMCPConversation checks what reached the model in
-// TestMCPWithRealAgents: four main turns, the empty task list, the shell
+// TestRealAgentMCPTools: four main turns, the empty task list, the shell
 // result naming the output file of task id, task_wait's result with the
 // task's failure and output, and the task's notification once.
 func checkMCPConversation(t *testing.T, h *harness, mock *mockmodel.Server, id, marker string) {
@@ -262,11 +262,11 @@ func eachAgent(t *testing.T, test func(t *testing.T, a agenttest.Agent, h *harne
 	}
 }
 
-// TestMCPConformance: `qtask mcp --http` on a loopback port passes the MCP
+// TestRealAgentMCPConformance: `qtask mcp --http` on a loopback port passes the MCP
 // conformance suite's server-initialize, ping, tools-list and
 // dns-rebinding-protection scenarios; a non-loopback address is refused
 // without --listen-any.
-func TestMCPConformance(t *testing.T) {
+func TestRealAgentMCPConformance(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	for _, c := range []struct {
@@ -307,14 +307,14 @@ func TestMCPConformance(t *testing.T) {
 	}
 }
 
-// TestMCPErrorTellsQwenNothingTwice: qwen-code shows the model an MCP
+// TestRealAgentQwenHearsAnMCPErrorOnce: qwen-code shows the model an MCP
 // tool error's text twice (its error and its result), so a notification
 // riding on an error result reached the model twice, breaking "exactly
 // once" (found by an agent author's trial). Errors carry none: with a
 // task's end pending, the model calls task_status with an unknown id (an
 // error), then task_list, and the whole conversation holds the task's
 // notification once, in task_list's result.
-func TestMCPErrorTellsQwenNothingTwice(t *testing.T) {
+func TestRealAgentQwenHearsAnMCPErrorOnce(t *testing.T) {
 	t.Parallel()
 	agenttest.Require(t, agenttest.Qwen)
 	h := newHarness(t)

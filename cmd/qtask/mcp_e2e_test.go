@@ -18,6 +18,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // mcpClient starts `qtask mcp` in the harness's world (scope "default")
@@ -183,6 +185,7 @@ func TestMCPForegroundShell(t *testing.T) {
 // task moves to the background, still running, and the result says so
 // with the id; its end then arrives as a notification, once.
 func TestMCPForegroundTimeoutAndProgress(t *testing.T) {
+	testenv.SkipShort(t, "waits out a 4 s foreground timeout")
 	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
@@ -482,6 +485,7 @@ func TestMCPNotificationsRaceInbox(t *testing.T) {
 // a long foreground command that ended by itself gets the long-running
 // hint, worded for an agent.
 func TestMCPForegroundRules(t *testing.T) {
+	testenv.SkipShort(t, "runs a 5 s foreground sleep")
 	t.Parallel()
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -294,6 +295,7 @@ func (h *harness) menuRunning() bool {
 // Without qtask on PATH but with Go, the plugin builds qtask into its own
 // bin/ (CGO_ENABLED=0) and binds its keys with it.
 func TestPluginBuildsQtaskWithGo(t *testing.T) {
+	testenv.SkipShort(t, "builds qtask with go build")
 	t.Parallel()
 	h := newHarness(t)
 	h.shellSession("work")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tasks/render"
 )
@@ -18,6 +19,7 @@ import (
 // second apart (pv's and curl's meters, slow tqdm) leaves one line in the
 // output, its last frame, not one line per frame.
 func TestSlowRedrawsGiveOneLine(t *testing.T) {
+	testenv.SkipShort(t, "redraws a line 1.3 s apart")
 	t.Parallel()
 	h := newHarness(t)
 	task := h.start(`printf ' 1/3'; sleep 1.3; printf '\r 2/3'; sleep 1.3; printf '\r 3/3 done\n'`)

@@ -78,6 +78,7 @@ func (a Agent) Path(dir string) string {
 // installs it, or failed under CI=true, since .ci/run installs the agents.
 func Require(t testing.TB, a Agent) string {
 	t.Helper()
+	testenv.SkipShort(t, "runs the real "+a.Package)
 	p := a.Path(Dir())
 	if _, err := os.Stat(p); err != nil {
 		testenv.Unavailable(t, "%s@%s not installed (%v); run .ci/install-agents.sh", a.Package, a.Version, err)

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // serveEchoMCP is the smallest stdio MCP server the agents accept: one tool,
 // echo {text}, answering "echo: TEXT". It proves the MCP half of the
 // harness on its own; qtask's server is tested with the agents in
-// cmd/qtask (TestMCPWithRealAgents).
+// cmd/qtask (TestRealAgentMCPTools).
 func serveEchoMCP() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<24)
@@ -84,12 +84,12 @@ func serveEchoMCP() int {
 	return 0
 }
 
-// TestMCPToolResultReachesModel proves the MCP half of the harness with each
+// TestRealAgentMCPToolResultReachesModel proves the MCP half of the harness with each
 // pinned agent: a stdio MCP server given in Run.MCP is started by the agent,
 // the model is told of its tool under the agent's name for it
 // (Agent.MCPTool), a scripted call of it reaches the server, and the result
 // reaches the model.
-func TestMCPToolResultReachesModel(t *testing.T) {
+func TestRealAgentMCPToolResultReachesModel(t *testing.T) {
 	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {
@@ -137,10 +137,10 @@ func TestMCPToolResultReachesModel(t *testing.T) {
 	}
 }
 
-// TestInspectorCallsMCPTool proves the inspector half of the harness: the
+// TestRealAgentInspectorCallsMCPTool proves the inspector half of the harness: the
 // pinned MCP inspector CLI lists and calls the tools of a stdio server, and
 // an unknown tool is its exit 5.
-func TestInspectorCallsMCPTool(t *testing.T) {
+func TestRealAgentInspectorCallsMCPTool(t *testing.T) {
 	t.Parallel()
 	self, err := os.Executable()
 	if err != nil {

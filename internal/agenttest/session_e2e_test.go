@@ -13,11 +13,11 @@ import (
 	"github.com/qtask/qtask/internal/mockmodel"
 )
 
-// TestClaudeStreamJSONSessionStaysOpen proves the harness for Claude's
+// TestRealAgentClaudeStreamJSONSessionStaysOpen proves the harness for Claude's
 // streaming-input mode, the one where async hooks run: the session reads
 // prompts as JSON lines on stdin, answers each with a "result" event, and
 // stays open between them until stdin closes.
-func TestClaudeStreamJSONSessionStaysOpen(t *testing.T) {
+func TestRealAgentClaudeStreamJSONSessionStaysOpen(t *testing.T) {
 	t.Parallel()
 	mock, err := mockmodel.Start(mockmodel.Text("first answer"), mockmodel.Text("second answer"))
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/qtask/qtask/internal/mockmodel"
 )
 
-// TestSmokeShellToolResultReachesModel proves the harness with each pinned
+// TestRealAgentSmokeShellToolResultReachesModel proves the harness with each pinned
 // agent: run headless against the mock, the agent gets a scripted call of its
 // own shell tool, runs the command, and its next request to the model
 // carries the command's output as that call's result. A second scripted
@@ -24,7 +24,7 @@ import (
 // native process.
 //
 // AGENTTEST_DUMP=DIR writes every request body and the agent's stdout there.
-func TestSmokeShellToolResultReachesModel(t *testing.T) {
+func TestRealAgentSmokeShellToolResultReachesModel(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		agent agenttest.Agent

@@ -52,3 +52,14 @@ func HoldFlock(t testing.TB, path string) (release func()) {
 	t.Cleanup(func() { f.Close() })
 	return func() { f.Close() }
 }
+
+// SkipShort skips the test under -short, the inner loop (`go test -short
+// ./...`, which must stay within about 30 s on two CPUs), saying why: it
+// runs a real agent, builds with `go build`, or waits on real time for
+// more than a second. Never under CI=true: CI runs everything.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("-short: " + why)
+	}
+}
