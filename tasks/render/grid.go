@@ -130,9 +130,12 @@ func (r *row) combine(col int, mark rune) {
 
 // tab records a tab from col to stop; the columns between stay blank to
 // anything that reads cells, but the row is written out with a tab while
-// they are untouched.
+// they are untouched. Only a tab that ends where a reader's would (the
+// next multiple of TabWidth) is recorded: after `tabs -4`, or at the last
+// column, a tab in the file would put the text after it elsewhere, so the
+// columns it moved over are written as spaces.
 func (r *row) tab(col, stop int) {
-	if col >= stop || r.cells[col].kind != cellBlank {
+	if stop != readerTabStop(col) || r.cells[col].kind != cellBlank {
 		return
 	}
 	for c := col + 1; c < stop; c++ {
@@ -299,6 +302,10 @@ func (r *row) appendLine(dst []byte) []byte {
 	}
 	return dst
 }
+
+// readerTabStop is where a reader of the file (a pager, an editor, a
+// terminal with default tab stops) ends a tab that starts at col.
+func readerTabStop(col int) int { return (col/TabWidth + 1) * TabWidth }
 
 // tabIntact reports whether nothing has been written over the columns the
 // tab at col moved over since.

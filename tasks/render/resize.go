@@ -282,7 +282,7 @@ func (r *row) place(col int, g glyph) {
 	c := g.c
 	if c.kind == cellTab {
 		// A tab stays one only where a reader's tab stop ends it.
-		if stop := col + int(c.r); stop == (col/TabWidth+1)*TabWidth {
+		if stop := col + int(c.r); stop == readerTabStop(col) {
 			c.r = rune(stop)
 		} else {
 			c = cell{}
