@@ -272,6 +272,11 @@ func (s *Screen) eraseDisplay(params ansi.Params) {
 			r.clear()
 		}
 		s.rows[s.cy].blank(0, x+1)
+	case mode == 3 && s.alt == nil:
+		// tmux drops its history; the file keeps those lines (a log
+		// that lost a build's output to a clear would be worse), but a
+		// taller pane no longer pulls them back.
+		s.history.forget()
 	}
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"slices"
 	"unicode/utf8"
 )
@@ -40,6 +41,11 @@ type row struct {
 	// hidden: a row of the screen a capture started on that is not the
 	// task's (Seed); while nothing is written there it is never output.
 	hidden bool
+	// done is the start of the row's line (its text, then a newline
+	// unless it wraps) that the file already has as final text: the row
+	// was pulled back from the history (history.pull). While the row
+	// still starts with it, only the rest is written.
+	done []byte
 }
 
 func newRow(width int) *row { return &row{cells: make([]cell, width)} }
@@ -51,6 +57,7 @@ func (r *row) clear() {
 	r.hi = 0
 	r.wrapped = false
 	r.hidden = false
+	r.done = r.done[:0]
 }
 
 // blank erases columns [from, to), together with the halves of wide
@@ -130,9 +137,12 @@ func (r *row) combine(col int, mark rune) {
 
 // tab records a tab from col to stop; the columns between stay blank to
 // anything that reads cells, but the row is written out with a tab while
-// they are untouched.
+// they are untouched. Only a tab that ends where a reader's would (the
+// next multiple of TabWidth) is recorded: after `tabs -4`, or at the last
+// column, a tab in the file would put the text after it elsewhere, so the
+// columns it moved over are written as spaces.
 func (r *row) tab(col, stop int) {
-	if col >= stop || r.cells[col].kind != cellBlank {
+	if stop != readerTabStop(col) || r.cells[col].kind != cellBlank {
 		return
 	}
 	for c := col + 1; c < stop; c++ {
@@ -287,18 +297,45 @@ func (r *row) appendText(dst []byte) []byte {
 	return dst
 }
 
-// appendLine appends the row's text and, unless the row wraps into the
-// next one, a newline.
+// appendLine appends what the file does not have yet of the row's line:
+// its text and, unless the row wraps into the next one, a newline; none of
+// a row that is not the task's (hidden), only what follows done of a row
+// pulled back from the history.
 func (r *row) appendLine(dst []byte) []byte {
-	if r.hidden && r.hi == 0 {
+	if r.skipped() {
 		return dst
 	}
+	start := len(dst)
+	dst = r.appendLineText(dst)
+	return r.dropDone(dst, start)
+}
+
+// skipped reports whether the row is one of the screen a capture started
+// on that is not the task's, never written to: it has no line in the file.
+func (r *row) skipped() bool { return r.hidden && r.hi == 0 }
+
+// appendLineText appends the row's whole line text: its text and, unless
+// the row wraps into the next one, a newline.
+func (r *row) appendLineText(dst []byte) []byte {
 	dst = r.appendText(dst)
 	if !r.wrapped {
 		dst = append(dst, '\n')
 	}
 	return dst
 }
+
+// dropDone removes from the row's line text, dst[start:], the part the
+// file already has (done), if the line still starts with it.
+func (r *row) dropDone(dst []byte, start int) []byte {
+	if len(r.done) == 0 || !bytes.HasPrefix(dst[start:], r.done) {
+		return dst
+	}
+	return append(dst[:start], dst[start+len(r.done):]...)
+}
+
+// readerTabStop is where a reader of the file (a pager, an editor, a
+// terminal with default tab stops) ends a tab that starts at col.
+func readerTabStop(col int) int { return (col/TabWidth + 1) * TabWidth }
 
 // tabIntact reports whether nothing has been written over the columns the
 // tab at col moved over since.

@@ -80,6 +80,8 @@ type Screen struct {
 	params [plainParams]ansi.Param
 	bin    binaryState
 	widths widthCache
+	// history: the rows that scrolled off, for a pane that grows taller.
+	history history
 	// scrolled counts rows gone off the top, so that scrolled+row names a
 	// line for good; redrawn is the line the program last went back up to
 	// (-1: none), above which it is taken to be done redrawing.
@@ -570,12 +572,18 @@ func (s *Screen) scrollDown(n int) {
 	}
 }
 
-// final appends a row that left the screen to the output.
+// final appends a row that left the screen to the output, and keeps its
+// text in the history, from which a taller pane pulls it back.
 func (s *Screen) final(r *row) {
 	if s.alt != nil {
 		return // the alternate screen has no history
 	}
-	s.out = r.appendLine(s.out)
+	start := len(s.out)
+	if !r.skipped() {
+		s.out = r.appendLineText(s.out)
+	}
+	s.history.push(s.out[start:], r.skipped(), len(r.cells))
+	s.out = r.dropDone(s.out, start)
 	if len(s.out) >= outFlush {
 		s.flushOut()
 	}
@@ -596,6 +604,7 @@ func (s *Screen) clearToHistory() {
 	}
 	if s.alt == nil {
 		s.scrolled += int64(last + 1)
+		s.history.forget() // as tmux's grid_view_clear_history
 	}
 	for _, r := range s.rows {
 		r.clear()

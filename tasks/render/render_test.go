@@ -42,6 +42,8 @@ func TestScreen(t *testing.T) {
 		{"erased before exit", "out\r\n:\r\x1b[K", "out\n"},
 		{"save restore status line", "a\r\n\x1b7\x1b[24;1Hstatus\x1b8b\r\n", "a\nb\n" + strings.Repeat("\n", 21) + "status\n"},
 		{"tab kept", "a\tb\r\n", "a\tb\n"},
+		{"tab to a custom stop", "\x1b[3g\x1b[5G\x1bH\x1b[9G\x1bH\rx\ty\tz\r\n", "x   y\tz\n"},
+		{"tab to the last column", "\x1b[3ga\tb\r\n", "a" + strings.Repeat(" ", 78) + "b\n"},
 		{"tab overwritten", "a\tb\r\x1b[3Cx\r\n", "a  x    b\n"},
 		{"tab moved by insert", "\tx\r\x1b[10@\r\n", strings.Repeat(" ", 18) + "x\n"},
 		{"tab moved by delete", "ab\tx\r\x1b[P\r\n", "b      x\n"},

@@ -1,12 +1,16 @@
 package render
 
+import "bytes"
+
 // Resizing follows tmux 3.3a (screen_resize_cursor, grid_reflow): the height
 // changes first, then a new width reflows the main screen's lines — wrapped
 // rows are joined and split again at the new width — and the cursor keeps
-// its place in its line. Where tmux pulls lines back from its history (a
-// taller or wider pane), the model adds blank rows at the bottom instead:
-// lines that scrolled off are final, already in the file, and their text
-// is the same either way.
+// its place in its line. A taller pane pulls the rows that scrolled off
+// back onto the top of the screen, as tmux does (history.go). Where tmux
+// reflows its whole history (a new width), the model reflows the screen
+// only: the rows that scrolled off before are final, in the file already
+// with the same text, and a wider pane adds blank rows at the bottom where
+// tmux brings history rows down at the top.
 
 // Resize changes the pane's size to width×height (clamped as in New). Bytes
 // written afterwards are drawn at the new size, and the live region is
@@ -43,8 +47,10 @@ func clampSize(width, height int) (int, int) {
 }
 
 // resizeMain brings the main screen's rows, whatever their size, to the
-// screen's size: first the height (rows below the cursor go first, then
-// rows at the top scroll off as final lines), then the width (a reflow).
+// screen's size: first the height (shorter: rows below the cursor go
+// first, then rows at the top scroll off as final lines; taller: rows that
+// scrolled off come back at the top, the cursor moving down with them),
+// then the width (a reflow).
 func (s *Screen) resizeMain() {
 	if n := len(s.rows); n > s.height {
 		below := min(n-1-s.cy, n-s.height)
@@ -57,6 +63,11 @@ func (s *Screen) resizeMain() {
 			s.rows = s.rows[off:]
 			s.cy -= off
 		}
+	} else if n < s.height {
+		back := s.history.pull(s.height-n, len(s.rows[0].cells), &s.widths)
+		s.rows = append(back, s.rows...)
+		s.cy += len(back)
+		s.scrolled -= int64(len(back))
 	}
 	if len(s.rows[0].cells) != s.width {
 		s.reflow()
@@ -134,6 +145,7 @@ func (s *Screen) reflow() {
 	var (
 		out    []*row
 		glyphs []glyph
+		done   []byte
 		cx, cy = s.cx, s.cy
 	)
 	for i := 0; i < len(s.rows); {
@@ -145,6 +157,8 @@ func (s *Screen) reflow() {
 		// A seeded row that is not the task's stays one (Seed).
 		out[first].hidden = j == i && s.rows[i].hidden && s.rows[i].hi == 0
 		out[len(out)-1].wrapped = s.rows[end].wrapped
+		done = s.lineDone(done[:0], i, end)
+		markDone(out[first:], done)
 		if cursorAt != -1 {
 			cx, cy = unwrapPosition(out[first:], cursorAt)
 			cy += first
@@ -154,10 +168,52 @@ func (s *Screen) reflow() {
 				cx, cy = 0, len(out)
 			}
 			out = append(out, newRow(s.width))
+			done = s.lineDone(done[:0], j, j)
+			markDone(out[len(out)-1:], done)
 		}
 		i = j + 1
 	}
 	s.rows, s.cx, s.cy = s.scrollExcess(out, cx, cy)
+}
+
+// lineDone appends to dst the start of the line in rows i..end that the
+// file already has: the done text of its first rows, as long as each still
+// reads as it did when it was pulled back from the history.
+func (s *Screen) lineDone(dst []byte, i, end int) []byte {
+	for k := i; k <= end; k++ {
+		r := s.rows[k]
+		if len(r.done) == 0 {
+			break
+		}
+		start := len(dst)
+		dst = r.appendLineText(dst)
+		if !bytes.Equal(dst[start:], r.done) {
+			return dst[:start]
+		}
+	}
+	return dst
+}
+
+// markDone gives the rows of a line laid out again the parts of done, the
+// start of the line that the file already has, that they hold.
+func markDone(rows []*row, done []byte) {
+	var text []byte
+	for _, r := range rows {
+		if len(done) == 0 {
+			return
+		}
+		text = r.appendLineText(text[:0])
+		switch {
+		case bytes.HasPrefix(done, text):
+			r.done = append(r.done[:0], text...)
+			done = done[len(text):]
+		case bytes.HasPrefix(text, done):
+			r.done = append(r.done[:0], done...)
+			return
+		default:
+			return
+		}
+	}
 }
 
 // lineRows finds the line that starts at row i: rows i..j, all but the last
@@ -282,7 +338,7 @@ func (r *row) place(col int, g glyph) {
 	c := g.c
 	if c.kind == cellTab {
 		// A tab stays one only where a reader's tab stop ends it.
-		if stop := col + int(c.r); stop == (col/TabWidth+1)*TabWidth {
+		if stop := col + int(c.r); stop == readerTabStop(col) {
 			c.r = rune(stop)
 		} else {
 			c = cell{}

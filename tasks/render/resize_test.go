@@ -71,3 +71,37 @@ func parseSize(t *testing.T, s string) (int, int) {
 	}
 	return w, h
 }
+
+// TestTallerPaneWhereTheFileKeepsMore: where the file deliberately keeps
+// what tmux's pane no longer has. A clear with clear-history (`clear`'s
+// ESC[2J ESC[3J) drops tmux's history; the file keeps those lines, and a
+// pane that grows taller afterwards pulls nothing back, as in tmux. A row
+// pulled back onto a taller pane and then rewritten is in the file as it
+// was and again as rewritten (the first is final already), where tmux
+// shows only the new text; rows pulled back and left alone are not
+// written twice.
+func TestTallerPaneWhereTheFileKeepsMore(t *testing.T) {
+	for _, tc := range []struct {
+		name, before, after string
+		want                string
+	}{
+		{"clear-history keeps the lines", "h1\r\nh2\r\nh3\r\nh4\r\nh5\r\n\x1b[2J\x1b[3J", "\x1b[Hnew\r\n", "h1\nh2\nh3\nh4\nh5\nnew\n"},
+		{"nothing pulled back after clear-history", "h1\r\nh2\r\nh3\r\nh4\r\nh5\x1b[3J", "\x1b[2;1HTWO\x1b[5;1Hend", "h1\nh2\nh3\nTWO\nh5\n\nend\n"},
+		{"a pulled-back row rewritten", "one\r\ntwo\r\nthree\r\nfour", "\x1b[HONE", "one\nONE\ntwo\nthree\nfour\n"},
+		{"pulled-back rows left alone", "one\r\ntwo\r\nthree\r\nfour", "\x1b[3;1HTHREE\x1b[5;1Hmore", "one\ntwo\nTHREE\nfour\nmore\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := New(&out, Options{Width: 20, Height: 3})
+			s.Write([]byte(tc.before))
+			s.Resize(20, 5)
+			s.Write([]byte(tc.after))
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,7 @@ func main() {
 		"apt-fancy":    aptFancy,
 		"unicode":      unicode,
 		"tabs":         tabs,
+		"tabstops":     tabStops,
 		"wrap":         wrap,
 		"erase":        erase,
 		"scroll":       scroll,
@@ -165,6 +166,18 @@ func tabs() {
 	// CHT, which tmux ignores, and CBT, which it does not.
 	p("cht\x1b[Ione\x1b[2Itwo\n")
 	p("abcdefghij\tk\x1b[Z\x1b[ZB\x1b[3ZC\n")
+}
+
+// tabStops: text laid out with tabs after `tabs -4` (record.sh runs that
+// first, and it leaves spaces on its row), and after all stops are
+// cleared, where a tab goes to the last column. Only a tab to a multiple
+// of 8 lands where a reader of the file puts it.
+func tabStops() {
+	p("\n")
+	p("x\ty\x1b[41G\tz\n")
+	p("abcdefg\tq\n")
+	p("\t\tw\tv\n")
+	p("\x1b[3ga\tb\n")
 }
 
 func wrap() {

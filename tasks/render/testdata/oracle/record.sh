@@ -7,7 +7,7 @@
 # renderer's output with NAME.want.
 #
 # Usage: record.sh [NAME...]   (default: every case below)
-# Needs tmux, go, git, curl, man, vim; never touches the user's tmux server.
+# Needs tmux, go, git, curl, man, vim, tabs (ncurses); never touches the user's tmux server.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 gen="$here/../gen"
@@ -36,12 +36,13 @@ cmd_for() {
 	git-clone) echo "git clone --progress --no-local $work/repo $work/clone-\$\$" ;;
 	man) echo "GROFF_NO_SGR=1 MANWIDTH=80 MANPAGER=cat PAGER=cat man 1 ls | head -60" ;;
 	curl) echo "curl -o /dev/null file://$work/big" ;;
+	tabstops) echo "tabs -4; $work/gen tabstops" ;;
 	vim) echo "vim -u NONE -N -c 'redraw' -c 'q' /etc/services; echo after vim" ;;
 	*) echo "$work/gen $1" ;;
 	esac
 }
 
-cases=${*:-"curl-meter pv-meter tqdm tqdm-nested rich-live npm-spinner apt-fancy unicode tabs wrap erase scroll insert clear fullscreen prompt-erase ls-color git-clone man curl vim"}
+cases=${*:-"curl-meter pv-meter tqdm tqdm-nested rich-live npm-spinner apt-fancy unicode tabs tabstops wrap erase scroll insert clear fullscreen prompt-erase ls-color git-clone man curl vim"}
 
 T new-session -d -x 80 -y 24 -s rec
 T set -g history-limit 200000
