@@ -17,6 +17,12 @@ type Env struct {
 	// $QTASK_STATE_DIR (made absolute), else $XDG_STATE_HOME/qtask, else
 	// $HOME/.local/state/qtask. It is always an absolute path.
 	StateDir string
+	// StateHome is the directory the default StateDir is made in:
+	// $XDG_STATE_HOME, or $HOME; "" when $QTASK_STATE_DIR names StateDir.
+	// qtask creates the levels below it, never StateHome itself: a home
+	// that does not exist is a mistake to report. StateHomeVar names the
+	// variable it came from ("XDG_STATE_HOME" or "HOME"), for that report.
+	StateHome, StateHomeVar string
 	// ConfigPath is the config file to pass to Load. It is $QTASK_CONFIG
 	// (made absolute), else $XDG_CONFIG_HOME/qtask/config.toml, else
 	// $HOME/.config/qtask/config.toml. It is empty only when none of those
@@ -146,7 +152,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	e.QwenSessionID = getenv("QWEN_CODE_SESSION_ID")
 
 	var err error
-	e.StateDir, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")
+	e.StateDir, e.StateHome, e.StateHomeVar, err = resolveDir(getenv, "QTASK_STATE_DIR", "XDG_STATE_HOME", home, ".local/state", "qtask")
 	if err != nil {
 		return Env{}, err
 	}
@@ -155,7 +161,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 			"QTASK_STATE_DIR is unset, XDG_STATE_HOME is unset or relative, and HOME is unset or relative; " +
 			"set QTASK_STATE_DIR to the directory qtask should use")
 	}
-	e.ConfigPath, err = resolveDir(getenv, "QTASK_CONFIG", "XDG_CONFIG_HOME", home, ".config", filepath.Join("qtask", "config.toml"))
+	e.ConfigPath, _, _, err = resolveDir(getenv, "QTASK_CONFIG", "XDG_CONFIG_HOME", home, ".config", filepath.Join("qtask", "config.toml"))
 	if err != nil {
 		return Env{}, err
 	}
@@ -173,22 +179,24 @@ func (e Env) TmuxSocketFromTMUX() string {
 // resolveDir applies qtask's three-level precedence: the explicit qtask
 // variable (made absolute), else $xdgVar/suffix when xdgVar is absolute,
 // else home/homeRel/suffix when home is known. It returns "" when nothing
-// applies.
-func resolveDir(getenv func(string) string, qtaskVar, xdgVar, home, homeRel, suffix string) (string, error) {
+// applies. base is the directory the result was built in ($xdgVar or
+// home) and baseVar the variable naming it; both are "" for the explicit
+// variable.
+func resolveDir(getenv func(string) string, qtaskVar, xdgVar, home, homeRel, suffix string) (dir, base, baseVar string, err error) {
 	if v := getenv(qtaskVar); v != "" {
 		abs, err := filepath.Abs(v)
 		if err != nil {
-			return "", fmt.Errorf("make %s=%q absolute: %w", qtaskVar, v, err)
+			return "", "", "", fmt.Errorf("make %s=%q absolute: %w", qtaskVar, v, err)
 		}
-		return abs, nil
+		return abs, "", "", nil
 	}
 	if xdg := absOnly(getenv(xdgVar)); xdg != "" {
-		return filepath.Join(xdg, suffix), nil
+		return filepath.Join(xdg, suffix), xdg, xdgVar, nil
 	}
 	if home != "" {
-		return filepath.Join(home, homeRel, suffix), nil
+		return filepath.Join(home, homeRel, suffix), home, "HOME", nil
 	}
-	return "", nil
+	return "", "", "", nil
 }
 
 // absOnly returns p if it is an absolute path and "" otherwise.

@@ -26,8 +26,8 @@ func TestEnvFrom(t *testing.T) {
 			name: "HOME only",
 			vars: home,
 			want: Env{
-				Home:       "/home/u",
-				StateDir:   "/home/u/.local/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Scope:      "default",
 			},
@@ -36,8 +36,8 @@ func TestEnvFrom(t *testing.T) {
 			name: "XDG over HOME",
 			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
 			want: Env{
-				Home:          "/home/u",
-				StateDir:      "/xdg/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/xdg/state/qtask", StateHome: "/xdg/state", StateHomeVar: "XDG_STATE_HOME",
 				ConfigPath:    "/xdg/config/qtask/config.toml",
 				XDGConfigHome: "/xdg/config",
 				Scope:         "default",
@@ -69,8 +69,8 @@ func TestEnvFrom(t *testing.T) {
 			name: "relative XDG values ignored",
 			vars: map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "xdg/state", "XDG_CONFIG_HOME": "~/.config"},
 			want: Env{
-				Home:       "/home/u",
-				StateDir:   "/home/u/.local/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Scope:      "default",
 			},
@@ -83,7 +83,7 @@ func TestEnvFrom(t *testing.T) {
 		{
 			name: "XDG state without HOME",
 			vars: map[string]string{"XDG_STATE_HOME": "/xdg/state", "XDG_CONFIG_HOME": "/xdg/config"},
-			want: Env{StateDir: "/xdg/state/qtask", ConfigPath: "/xdg/config/qtask/config.toml", XDGConfigHome: "/xdg/config", Scope: "default"},
+			want: Env{StateDir: "/xdg/state/qtask", StateHome: "/xdg/state", StateHomeVar: "XDG_STATE_HOME", ConfigPath: "/xdg/config/qtask/config.toml", XDGConfigHome: "/xdg/config", Scope: "default"},
 		},
 		{
 			name: "inside tmux",
@@ -91,8 +91,8 @@ func TestEnvFrom(t *testing.T) {
 				"HOME": "/home/u", "TMUX": "/tmp/tmux-1000/default,1234,0", "TMUX_PANE": "%3",
 			},
 			want: Env{
-				Home:       "/home/u",
-				StateDir:   "/home/u/.local/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				Tmux:       "/tmp/tmux-1000/default,1234,0",
 				TmuxPane:   "%3",
@@ -103,8 +103,8 @@ func TestEnvFrom(t *testing.T) {
 			name: "QTASK_SCOPE over TMUX_PANE",
 			vars: map[string]string{"HOME": "/home/u", "TMUX_PANE": "%3", "QTASK_SCOPE": "proj"},
 			want: Env{
-				Home:       "/home/u",
-				StateDir:   "/home/u/.local/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
 				ConfigPath: "/home/u/.config/qtask/config.toml",
 				TmuxPane:   "%3",
 				Scope:      "proj",
@@ -114,8 +114,8 @@ func TestEnvFrom(t *testing.T) {
 			name: "socket and task id passed through",
 			vars: map[string]string{"HOME": "/home/u", "QTASK_TMUX_SOCKET": "/run/qtask.sock", "TMUX_TMPDIR": "/run/tmux", "CLAUDE_CONFIG_DIR": "/cc"},
 			want: Env{
-				Home:            "/home/u",
-				StateDir:        "/home/u/.local/state/qtask",
+				Home:     "/home/u",
+				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
 				ConfigPath:      "/home/u/.config/qtask/config.toml",
 				TmuxSocket:      "/run/qtask.sock",
 				Scope:           "default",

@@ -10,14 +10,33 @@ import (
 
 // lock takes the store-wide exclusive lock. Transitions are rare and short,
 // so one lock for the whole store is simpler than one per task and costs
-// nothing measurable.
+// nothing measurable. The lock file is opened in the directory OpenStore
+// checked, and once the lock is held the state directory's path must still
+// name that directory (checkRoot): every write a transition makes goes by
+// path, and must not land in a directory put in its place.
 func (s *Store) lock() (func(), error) {
-	return s.lockAt(s.lockPath())
+	unlock, err := s.lockFile(s.openAt(lockName, os.O_CREATE|os.O_RDWR, fileMode))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRoot(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
+
+// lockName is the state lock's file in the state directory.
+const lockName = "lock"
 
 // lockAt takes an exclusive lock on the lock file at path.
 func (s *Store) lockAt(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	return s.lockFile(os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode))
+}
+
+// lockFile takes an exclusive lock on f, the lock file just opened (err:
+// how that failed).
+func (s *Store) lockFile(f *os.File, err error) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/qtask/qtask/tasks/capped"
 )
 
@@ -130,18 +132,7 @@ func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 
 // mkdirPrivate creates dir 0700 unless it exists as a real directory.
 func mkdirPrivate(dir string) error {
-	err := os.Mkdir(dir, dirMode)
-	if err == nil || !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory (%v): remove it", dir, fi.Mode().Type())
-	}
-	return nil
+	return mkdirPrivateAt(unix.AT_FDCWD, dir, dir)
 }
 
 // writeFileSynced is writeFileAtomic with the data and the directory entry

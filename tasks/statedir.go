@@ -6,24 +6,61 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// ensurePrivateDir creates dir 0700 if it is missing, then checks that it is
-// a real directory of the effective user's that no one else may enter. The
-// error is one line naming the path, what is wrong and the fix; top says
-// whether dir is the state directory itself, whose fix differs.
-func ensurePrivateDir(dir string, top bool) error {
+// StateHome is the directory a default state directory is made in:
+// $XDG_STATE_HOME, or $HOME. It must exist already. qtask makes the few
+// levels below it (qtask, or .local/state/qtask), never StateHome itself:
+// a missing home is a mistake to report, not a directory to create (as
+// root, `HOME=/nonexistent qtask ls` once made /nonexistent).
+type StateHome struct {
+	Dir string // "" when the state directory was named outright
+	Var string // the variable that named Dir, for the error when it is missing
+}
+
+// makeStateDir creates the missing state directory dir 0700, with its
+// missing parents, but inside home only: home itself must exist.
+func makeStateDir(dir string, home StateHome) error {
+	if home.Dir != "" {
+		fi, err := os.Stat(home.Dir)
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			err = errors.New("does not exist")
+		}
+		if err != nil {
+			return fmt.Errorf("%s=%s %v, and qtask does not create it for its state directory %s: set %s to an existing directory, or QTASK_STATE_DIR to the directory qtask should use",
+				home.Var, home.Dir, err, dir, home.Var)
+		}
+	}
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return fmt.Errorf("create state directory: %w", err)
+	}
+	return nil
+}
+
+// ensurePrivateDir creates dir 0700 if it is missing (makeStateDir), then
+// checks that it is a real directory of the effective user's that no one
+// else may enter, and returns what it found. The error is one line naming
+// the path, what is wrong and the fix; top says whether dir is the state
+// directory itself, whose fix differs.
+func ensurePrivateDir(dir string, top bool, home StateHome) (fs.FileInfo, error) {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, dirMode); err != nil {
-			return fmt.Errorf("create state directory: %w", err)
+		if err := makeStateDir(dir, home); err != nil {
+			return nil, err
 		}
 		fi, err = os.Lstat(dir)
 	}
 	if err != nil {
-		return fmt.Errorf("state directory: %w", err)
+		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	other := "set QTASK_STATE_DIR to a directory of your own"
 	if !top {
@@ -36,27 +73,225 @@ func ensurePrivateDir(dir string, top bool) error {
 		if !top {
 			fix = "remove the link, or " + other
 		}
-		return fmt.Errorf("state directory %s is a symlink to %s, and qtask does not follow it: %s", dir, target, fix)
+		return nil, fmt.Errorf("state directory %s is a symlink to %s, and qtask does not follow it: %s", dir, target, fix)
 	case !fi.IsDir():
-		return fmt.Errorf("state directory %s is not a directory (%v): %s", dir, fi.Mode().Type(), other)
+		return nil, fmt.Errorf("state directory %s is not a directory (%v): %s", dir, fi.Mode().Type(), other)
 	}
 	if uid := ownerUID(fi); uid != effectiveUID() {
-		return fmt.Errorf("state directory %s is owned by %s, not by %s who runs qtask, and qtask does not use another user's state: "+
+		return nil, fmt.Errorf("state directory %s is owned by %s, not by %s who runs qtask, and qtask does not use another user's state: "+
 			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(effectiveUID()), effectiveUID(), dir, other)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		mode := uint32(perm)
-		if fi.Mode()&fs.ModeSticky != 0 {
-			mode |= syscall.S_ISVTX
-		}
 		fix := fmt.Sprintf("run `chmod 700 %s`, or %s", dir, other)
 		if perm&0o002 != 0 || fi.Mode()&fs.ModeSticky != 0 {
 			// A directory like /tmp is shared on purpose: making it
 			// private would break everyone else.
 			fix = other
 		}
-		return fmt.Errorf("state directory %s has mode %04o, open to other users, and qtask never changes the mode of a directory it finds: %s",
-			dir, mode, fix)
+		return nil, fmt.Errorf("state directory %s has mode %04o, open to other users, and qtask never changes the mode of a directory it finds: %s",
+			dir, octalMode(fi), fix)
+	}
+	return fi, nil
+}
+
+// checkParents refuses a state directory inside a directory another user
+// may change: whoever can write to a parent can rename the state directory
+// away and put their own in its place, under a qtask that has checked it,
+// and have it read their specs and records. A parent is safe when it is
+// root's or the effective user's and no one else may write to it, or it
+// has the sticky bit (as /tmp does: others may add entries there but not
+// rename ours). Parents that do not exist yet are skipped: qtask makes them
+// 0700. A symlink on the way is followed to check the directories it
+// leads through too. It costs an lstat(2) per level: every command, the
+// status line's included, opens the state directory.
+func checkParents(dir string) error {
+	linked, err := checkChain(dir, filepath.Dir(dir))
+	if err != nil || !linked {
+		return err
+	}
+	// Only the existing part of the path can be resolved.
+	existing := filepath.Dir(dir)
+	for {
+		if _, err := os.Lstat(existing); err == nil || existing == filepath.Dir(existing) {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	_, err = checkChain(dir, real)
+	return err
+}
+
+// checkChain checks parent and every directory above it, for the state
+// directory dir, and reports whether any of them is a symlink (whose own
+// mode means nothing: the directory holding it is what guards it).
+func checkChain(dir, parent string) (linked bool, err error) {
+	for d := parent; ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return false, fmt.Errorf("state directory %s: %w", dir, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			linked = true
+		default:
+			if err := checkParent(dir, d, fi); err != nil {
+				return false, err
+			}
+		}
+		if d == filepath.Dir(d) {
+			return linked, nil
+		}
+	}
+}
+
+// checkParent refuses parent, a directory above the state directory dir,
+// if a user other than root and the effective user could replace what is
+// in it (see checkParents). The error is one line, as for a state
+// directory another user owns.
+func checkParent(dir, parent string, fi fs.FileInfo) error {
+	const refuse = "state directory %s is inside %s, which %s: they could replace the state directory with their own, and qtask keeps its state only where no other user can: %s"
+	uid, me := ownerUID(fi), effectiveUID()
+	if uid != 0 && uid != me {
+		return fmt.Errorf(refuse, dir, parent, "is owned by "+userName(uid), "set QTASK_STATE_DIR to a directory of your own")
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0 {
+		return nil
+	}
+	fix := "set QTASK_STATE_DIR to a directory of your own"
+	if uid == me && perm&0o002 == 0 {
+		// A directory shared with everyone is so on purpose; one's own
+		// group-writable directory can simply be made not so.
+		fix = fmt.Sprintf("run `chmod g-w %s`, or %s", parent, fix)
+	}
+	who := "other users"
+	if perm&0o002 == 0 {
+		who = "its group"
+	}
+	return fmt.Errorf(refuse, dir, parent, fmt.Sprintf("has mode %04o (%s may write to it, and it has no sticky bit)", octalMode(fi), who), fix)
+}
+
+// octalMode is fi's permission bits with the setuid, setgid and sticky
+// bits, as chmod and ls -l spell them.
+func octalMode(fi fs.FileInfo) uint32 {
+	mode := uint32(fi.Mode().Perm())
+	for _, b := range []struct {
+		fs  fs.FileMode
+		sys uint32
+	}{{fs.ModeSetuid, syscall.S_ISUID}, {fs.ModeSetgid, syscall.S_ISGID}, {fs.ModeSticky, syscall.S_ISVTX}} {
+		if fi.Mode()&b.fs != 0 {
+			mode |= b.sys
+		}
+	}
+	return mode
+}
+
+// openRoot opens the state directory dir as a directory descriptor,
+// without following a symlink, and checks it is the directory fi, checked
+// by ensurePrivateDir, describes. What the store creates beside its
+// records (the lock, the status counts) is created relative to it, so a
+// directory put in dir's place afterwards never receives them.
+func openRoot(dir string, fi fs.FileInfo) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open state directory: %w", &fs.PathError{Op: "open", Path: dir, Err: err})
+	}
+	root := os.NewFile(uintptr(fd), dir)
+	if st, err := root.Stat(); err != nil || !os.SameFile(fi, st) {
+		root.Close()
+		return nil, fmt.Errorf("state directory %s was replaced while qtask checked it: run the command again", dir)
+	}
+	return root, nil
+}
+
+// errStateReplaced: the state directory's path no longer names the
+// directory the store opened (see checkRoot).
+var errStateReplaced = errors.New("it was moved or replaced by another directory since qtask opened it, and qtask writes only into the directory it checked")
+
+// checkRoot reports an error unless the state directory's path still names
+// the directory the store opened: a store that lives as long as a task (the
+// wrapper, the capture, the MCP server) checks it under the lock, before
+// each write into the state directory, so that a directory put in its
+// place meanwhile is never written. If the path names nothing any more,
+// the error is also fs.ErrNotExist.
+func (s *Store) checkRoot() error {
+	if s.root == nil {
+		return nil
+	}
+	fi, err := os.Lstat(s.dir)
+	if err == nil {
+		var st fs.FileInfo
+		if st, err = s.root.Stat(); err == nil && os.SameFile(fi, st) {
+			return nil
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state directory %s: %w (%w)", s.dir, errStateReplaced, err)
+	}
+	return fmt.Errorf("state directory %s: %w: put it back, or run the command again", s.dir, errStateReplaced)
+}
+
+// at is where the store's name rel (relative to the state directory) is
+// reached: through the state directory's descriptor, or, for a store not
+// made by OpenStore, through its path.
+func (s *Store) at(rel string) (dirfd int, name string) {
+	if s.root == nil {
+		return unix.AT_FDCWD, filepath.Join(s.dir, rel)
+	}
+	return int(s.root.Fd()), rel
+}
+
+// openAt opens rel, relative to the state directory (see at), never
+// through a symlink.
+func (s *Store) openAt(rel string, flag int, perm uint32) (*os.File, error) {
+	dirfd, name := s.at(rel)
+	fd, err := openatNoEINTR(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	runtime.KeepAlive(s.root)
+	path := filepath.Join(s.dir, rel)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// openatNoEINTR is openat(2), retried when a signal interrupts it.
+func openatNoEINTR(dirfd int, name string, flag int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flag, perm)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
+
+// mkdirAt creates rel in the state directory 0700 (see at) unless it
+// exists as a real directory.
+func (s *Store) mkdirAt(rel string) error {
+	dirfd, name := s.at(rel)
+	defer runtime.KeepAlive(s.root)
+	return mkdirPrivateAt(dirfd, name, filepath.Join(s.dir, rel))
+}
+
+// mkdirPrivateAt is mkdirPrivate for name relative to dirfd; path names
+// it in errors.
+func mkdirPrivateAt(dirfd int, name, path string) error {
+	err := unix.Mkdirat(dirfd, name, dirMode)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("%s is not a directory (%s): remove it", path, fileKind(st.Mode))
 	}
 	return nil
 }

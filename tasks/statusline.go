@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -43,7 +45,12 @@ type StatusCounts struct {
 	Failed  int // failed background tasks not yet viewed or removed
 }
 
-func (s *Store) countsDir(kind string) string { return filepath.Join(s.dir, "counts", kind) }
+func (s *Store) countsDir(kind string) string { return filepath.Join(s.dir, countsName(kind)) }
+
+// countsName is kind's counts directory relative to the state directory
+// ("counts" itself for ""): the wrapper creates the markers through the
+// state directory's descriptor (see openAt).
+func countsName(kind string) string { return filepath.Join("counts", kind) }
 
 // Counts reads the status line's counts.
 func (s *Store) Counts() (StatusCounts, error) {
@@ -73,36 +80,41 @@ func countedIDs(dir string) ([]string, error) {
 // Markers only ever count; failing to write one must not fail the task, so
 // errors are dropped (the next change that succeeds is exact again).
 func (s *Store) setCount(kind, id string, on bool) {
-	path := filepath.Join(s.countsDir(kind), id)
+	rel := filepath.Join(countsName(kind), id)
 	if !on {
-		os.Remove(path)
+		dirfd, name := s.at(rel)
+		unix.Unlinkat(dirfd, name, 0)
+		runtime.KeepAlive(s.root)
 		return
 	}
-	if mkdirPrivate(filepath.Dir(s.countsDir(kind))) != nil || mkdirPrivate(s.countsDir(kind)) != nil {
+	if s.mkdirAt(countsName("")) != nil || s.mkdirAt(countsName(kind)) != nil {
 		return
 	}
-	markCount(path)
+	s.markCount(rel)
 }
 
-// markCount puts a count marker at path: a hard link to one shared empty
+// markCount puts a count marker at rel: a hard link to one shared empty
 // file rather than a file of its own, because a link allocates no inode,
 // and on ext4 without a journal every new inode is found by scanning past
 // each inode freed in the last minutes — about 0.35 ms a file in a busy
 // /tmp (docs/BENCHMARKS.md, run-bg), on the path of every `run --bg`.
 // Where a link cannot be made, the marker is a file.
-func markCount(path string) {
-	shared := filepath.Join(filepath.Dir(filepath.Dir(path)), ".marker")
-	err := os.Link(shared, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if f, cerr := os.OpenFile(shared, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, fileMode); cerr == nil {
+func (s *Store) markCount(rel string) {
+	defer runtime.KeepAlive(s.root)
+	shared := filepath.Join(countsName(""), ".marker")
+	dirfd, sharedName := s.at(shared)
+	_, name := s.at(rel)
+	err := unix.Linkat(dirfd, sharedName, dirfd, name, 0)
+	if errors.Is(err, unix.ENOENT) {
+		if f, cerr := s.openAt(shared, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fileMode); cerr == nil {
 			f.Close()
 		}
-		err = os.Link(shared, path)
+		err = unix.Linkat(dirfd, sharedName, dirfd, name, 0)
 	}
-	if err == nil || errors.Is(err, fs.ErrExist) {
+	if err == nil || errors.Is(err, unix.EEXIST) {
 		return
 	}
-	if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW, fileMode); err == nil {
+	if f, err := s.openAt(rel, os.O_CREATE|os.O_WRONLY, fileMode); err == nil {
 		f.Close()
 	}
 }
@@ -162,11 +174,10 @@ func (s *Store) pushStatus(r *record) {
 // socket (tmux.Server.Incarnation): a server started again on the same
 // socket has lost the option and gets it again.
 func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) error {
-	dir := filepath.Dir(s.countsDir(countRunning))
-	if err := mkdirPrivate(dir); err != nil {
+	if err := s.mkdirAt(countsName("")); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ".push-lock"), os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	f, err := s.openAt(filepath.Join(countsName(""), ".push-lock"), os.O_CREATE|os.O_RDWR, fileMode)
 	if err != nil {
 		return fmt.Errorf("open status push lock: %w", err)
 	}
@@ -174,12 +185,16 @@ func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) erro
 	if err := flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("lock status push: %w", err)
 	}
+	// The memo below is written by path (see lock).
+	if err := s.checkRoot(); err != nil {
+		return err
+	}
 	counts, err := s.Counts()
 	if err != nil {
 		return err
 	}
 	value := FormatStatus(format, counts)
-	memoPath := filepath.Join(dir, ".pushed")
+	memoPath := filepath.Join(s.countsDir(""), ".pushed")
 	memo := ""
 	if run := server.Incarnation(); run != "" {
 		memo = server.String() + "\n" + run + "\n" + value

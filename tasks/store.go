@@ -26,6 +26,9 @@ import (
 // reader sees the old record or the new one, never half of one.
 type Store struct {
 	dir string
+	// root is the state directory as OpenStore checked it, open: the lock
+	// and the status counts are created relative to it (see openRoot).
+	root *os.File
 	// ctx bounds every wait for the lock (see WithContext); nil waits for
 	// as long as it takes, as the wrapper and the capture must.
 	ctx context.Context
@@ -93,11 +96,28 @@ const (
 // or refused, never changed: qtask does not chmod what it finds (the state
 // dir could be /tmp), does not follow a symlink in its place, and does not
 // trust a directory another user owns, who could swap the records and specs
-// it reads. tasks/ and output/ are held to the same rules.
+// it reads, nor one inside a directory another user may change (see
+// checkParents). tasks/ and output/ are held to the same rules.
 func OpenStore(dir string) (*Store, error) {
+	return OpenStoreIn(dir, StateHome{})
+}
+
+// OpenStoreIn is OpenStore for a state directory that belongs inside home
+// (see StateHome): when it is missing, it is created only if home exists.
+func OpenStoreIn(dir string, home StateHome) (*Store, error) {
+	if err := checkParents(dir); err != nil {
+		return nil, err
+	}
+	fi, err := ensurePrivateDir(dir, true, home)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{dir: dir}
-	for _, d := range []string{dir, s.tasksDir(), s.outputDir()} {
-		if err := ensurePrivateDir(d, d == dir); err != nil {
+	if s.root, err = openRoot(dir, fi); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.tasksDir(), s.outputDir()} {
+		if _, err := ensurePrivateDir(d, false, StateHome{}); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +132,7 @@ func (s *Store) outputDir() string            { return filepath.Join(s.dir, "out
 func (s *Store) recordPath(id string) string  { return filepath.Join(s.tasksDir(), id+".json") }
 func (s *Store) specPath(id string) string    { return filepath.Join(s.tasksDir(), id+".spec") }
 func (s *Store) outputPath(id string) string  { return filepath.Join(s.outputDir(), id+".log") }
-func (s *Store) lockPath() string             { return filepath.Join(s.dir, "lock") }
+func (s *Store) lockPath() string             { return filepath.Join(s.dir, lockName) }
 func isRecordName(name string) (string, bool) { return strings.CutSuffix(name, ".json") }
 
 // reserveID picks a fresh id and claims it (claimID), so two concurrent

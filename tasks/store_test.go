@@ -557,3 +557,131 @@ func TestSavesRecycleTheRecordsInodes(t *testing.T) {
 		t.Errorf("six saves used %d inodes, want the same two", len(inodes))
 	}
 }
+
+func TestOpenStoreRefusesUnsafeParents(t *testing.T) {
+	const nobody = 65534
+	cases := []struct {
+		name string
+		// setup makes the directories above the state directory in base
+		// and returns the state directory and the parent to blame ("":
+		// the state directory is fine).
+		setup func(t *testing.T, base string) (dir, bad string)
+		want  []string
+	}{
+		{"parent 0777", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "p"), 0o777)
+			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
+		}, []string{"mode 0777", "set QTASK_STATE_DIR"}},
+		{"grandparent writable by its group, parent missing", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "g"), 0o775|fs.ModeSetgid)
+			return filepath.Join(base, "g", "p", "state"), filepath.Join(base, "g")
+		}, []string{"mode 2775", "chmod g-w"}},
+		{"parent owned by nobody", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "p"), 0o755)
+			chown(t, filepath.Join(base, "p"), nobody)
+			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
+		}, []string{"owned by nobody (uid 65534)"}},
+		{"sticky parent owned by nobody", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "p"), 0o777|fs.ModeSticky)
+			chown(t, filepath.Join(base, "p"), nobody)
+			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
+		}, []string{"owned by nobody"}},
+		{"through a symlink into a 0777 directory", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "open", "x"), 0o700)
+			mkdirMode(t, filepath.Join(base, "open"), 0o777)
+			symlink(t, filepath.Join(base, "open", "x"), filepath.Join(base, "link"))
+			return filepath.Join(base, "link", "state"), filepath.Join(base, "open")
+		}, []string{"mode 0777"}},
+		{"sticky like /tmp", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "p"), 0o777|fs.ModeSticky)
+			return filepath.Join(base, "p", "state"), ""
+		}, nil},
+		{"through a symlink into a private directory", func(t *testing.T, base string) (string, string) {
+			mkdirMode(t, filepath.Join(base, "real"), 0o700)
+			symlink(t, filepath.Join(base, "real"), filepath.Join(base, "link"))
+			return filepath.Join(base, "link", "state"), ""
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, bad := c.setup(t, t.TempDir())
+			_, err := OpenStore(dir)
+			if bad == "" {
+				if err != nil {
+					t.Fatalf("OpenStore(%s): %v", dir, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("OpenStore accepted %s inside %s, whose other users could swap it", dir, bad)
+			}
+			for _, w := range append([]string{dir, "inside " + bad + ","}, c.want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if _, serr := os.Lstat(dir); serr == nil {
+				t.Errorf("OpenStore created %s although it refused it", dir)
+			}
+		})
+	}
+}
+
+func TestOpenStoreInNeverCreatesHome(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	dir := filepath.Join(home, ".local", "state", "qtask")
+	_, err := OpenStoreIn(dir, StateHome{Dir: home, Var: "HOME"})
+	if err == nil || !strings.Contains(err.Error(), "HOME="+home+" does not exist") {
+		t.Errorf("OpenStoreIn under a missing HOME: %v; want an error saying HOME does not exist", err)
+	}
+	if _, err := os.Lstat(home); err == nil {
+		t.Fatalf("OpenStoreIn created the missing HOME %s", home)
+	}
+	mkdirMode(t, home, 0o755)
+	if _, err := OpenStoreIn(dir, StateHome{Dir: home, Var: "HOME"}); err != nil {
+		t.Fatalf("OpenStoreIn under an existing HOME: %v", err)
+	}
+	if got := permOf(t, home); got != 0o755 {
+		t.Errorf("HOME's mode changed to %#o", got)
+	}
+}
+
+// TestStateReplacedUnderAStoreGetsNothing: a store whose state directory
+// is renamed away and replaced writes neither its lock nor a count into
+// the new directory, and refuses the transition.
+func TestStateReplacedUnderAStoreGetsNothing(t *testing.T) {
+	s := newTestStore(t)
+	saveRunning(t, s, "abcd0001", time.Now().UTC())
+	if err := os.Rename(s.Dir(), s.Dir()+".away"); err != nil {
+		t.Fatal(err)
+	}
+	mkdirMode(t, s.Dir(), 0o700)
+	s.countStart("abcd0002")
+	_, _, err := s.settle("abcd0001", exitOutcome(exited(0)))
+	if !errors.Is(err, errStateReplaced) || errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("settle into a replaced state directory: %v; want it refused as replaced", err)
+	}
+	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
+		t.Errorf("the store wrote %v into the directory put in its state directory's place", entries)
+	}
+	// Moved away and not replaced: gone, as far as the path goes.
+	os.Remove(s.Dir())
+	if _, _, err := s.settle("abcd0001", exitOutcome(exited(0))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("settle with the state directory moved away: %v; want it not to exist", err)
+	}
+}
+
+// BenchmarkOpenStore is what opening an existing state directory costs
+// every command, the status line's included.
+func BenchmarkOpenStore(b *testing.B) {
+	dir := newStateDir(b)
+	if _, err := OpenStore(dir); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := OpenStore(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

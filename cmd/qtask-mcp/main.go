@@ -23,7 +23,6 @@ import (
 	"github.com/qtask/qtask/agent/mcpserver"
 	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/config"
-	"github.com/qtask/qtask/tasks"
 )
 
 // version is set at release time, as qtask's is.
@@ -74,7 +73,7 @@ func serve(ctx context.Context, self, addr string) error {
 	if err != nil {
 		return err
 	}
-	store, err := tasks.OpenStore(env.StateDir)
+	store, err := launch.OpenStore(env)
 	if err != nil {
 		return err
 	}

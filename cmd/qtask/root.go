@@ -82,7 +82,7 @@ func (d *Deps) Config() (config.Config, error) {
 // signal, or a command's own timeout), so no command hangs on a stuck lock;
 // what a read could not do on its way is printed as a warning.
 func (d *Deps) Store(ctx context.Context) (*tasks.Store, error) {
-	store, err := tasks.OpenStore(d.Env.StateDir)
+	store, err := launch.OpenStore(d.Env)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func Run(ctx context.Context, in Inputs) []Finding {
 		own := in.Server.Same(tmux.SelectServer("", "", in.Env.TmuxTmpdir))
 		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own)...)
 	}
-	out = append(out, checkState(in.Env.StateDir), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
+	out = append(out, checkState(in.Env), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
 	return out
 }
 
@@ -212,9 +212,9 @@ func cgroupFinding(data string) Finding {
 	return f
 }
 
-func checkState(dir string) Finding {
-	f := Finding{Check: "state directory", Detail: dir}
-	if _, err := tasks.OpenStore(dir); err != nil {
+func checkState(env config.Env) Finding {
+	f := Finding{Check: "state directory", Detail: env.StateDir}
+	if _, err := tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar}); err != nil {
 		f.Detail, f.Fix = err.Error(), "see the error: chmod 700 / chown the directory, or set QTASK_STATE_DIR"
 		return f
 	}

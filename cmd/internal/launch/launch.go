@@ -16,6 +16,12 @@ func Server(env config.Env) tmux.Server {
 	return tmux.SelectServer(env.TmuxSocket, env.TmuxSocketFromTMUX(), env.TmuxTmpdir)
 }
 
+// OpenStore opens the state directory the environment names, creating a
+// default one only inside a home that exists (see tasks.StateHome).
+func OpenStore(env config.Env) (*tasks.Store, error) {
+	return tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar})
+}
+
 // StartOptions is what every start from this process shares: the caller's
 // environment (environ), scope and place, the configured shell, session,
 // output cap, stop grace and retention. self is the qtask binary, whose directory
