@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # qtask's tmux plugin. With TPM:   set -g @plugin 'qtask/qtask'
+#   (TPM runs ../qtask.tmux, the top-level entry point, which runs this)
 # Without:                         run-shell /path/to/qtask/scripts/qtask.tmux
 #
 # This script only finds the qtask binary: on PATH, else in the plugin's own

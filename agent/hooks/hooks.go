@@ -48,8 +48,8 @@ type Agent struct {
 	AsyncRewake bool
 }
 
-// The agents, as measured on their pinned releases (shared
-// AGENT-CLIENTS.md): Claude Code overrides a Stop hook after 8 consecutive
+// The agents, as measured on their pinned releases (docs/AGENTS-TESTING.md):
+// Claude Code overrides a Stop hook after 8 consecutive
 // blocks, qwen-code overrides the 8th; gemini-cli names no cap, and is held
 // to qwen's.
 var (

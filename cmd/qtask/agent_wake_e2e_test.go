@@ -114,7 +114,7 @@ func (h *harness) wakeablePane(scope []string) (pane string, hook func(event str
 
 // TestWakeTmuxWakesAnIdleAgentForAMonitorEvent: a monitor's event wakes
 // an idle qwen or gemini installed with --wake tmux, as a task's end
-// does (README: events are "delivered as task ends are"); only task ends
+// does (docs/REFERENCE.md: events are "delivered as task ends are"); only task ends
 // woke it, so an agent that started a monitor and went idle heard of the
 // line it was waiting for only at its next prompt (found by a trial of
 // monitors). One line, once: the agent is busy once woken.

@@ -311,7 +311,7 @@ func TestForegroundInsideTmuxPromoteByPane(t *testing.T) {
 	if where != "user" || active != userPane {
 		t.Fatalf("foreground window should open unselected in the caller's session: in %q, active pane %s", where, active)
 	}
-	// Exactly what the README's key binding runs, run by tmux itself.
+	// Exactly what the documented key binding (docs/REFERENCE.md) runs, run by tmux itself.
 	if out, err := h.tmux("run-shell", "-t", task.PaneID, "qtask promote --pane #{pane_id}"); err != nil {
 		t.Fatalf("the promote binding's command failed: %v %s", err, out)
 	}

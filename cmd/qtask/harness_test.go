@@ -33,6 +33,11 @@ func TestMain(m *testing.M) {
 		qtaskBin = bin
 		os.Exit(m.Run())
 	}
+	tmuxDir, err := privateTmuxTmpdir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "qtask-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -53,7 +58,27 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	killServers(tmuxDir)
+	os.RemoveAll(tmuxDir)
 	os.Exit(code)
+}
+
+// privateTmuxTmpdir points this test process, and everything it starts, at
+// a tmux socket directory of its own, and takes it out of any tmux session
+// it was started from. A person runs `go test ./...` beside their own tmux
+// servers (the quick start's `tmux -L qtask` among them), found through
+// $TMUX_TMPDIR and $TMUX: whatever a test runs that falls back to qtask's
+// default server, or to tmux's, then lands in this directory (killed when
+// the tests end), never on theirs. Tests re-executed by isolated inherit it.
+func privateTmuxTmpdir() (string, error) {
+	dir, err := os.MkdirTemp("", "qtt")
+	if err != nil {
+		return "", err
+	}
+	os.Setenv("TMUX_TMPDIR", dir)
+	os.Unsetenv("TMUX")
+	os.Unsetenv("TMUX_PANE")
+	return dir, nil
 }
 
 // waitingParallel is how many parallel tests run at once per CPU unless
@@ -109,7 +134,7 @@ func newHarness(t *testing.T) *harness {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "PATH", "TMUX", "TMUX_PANE", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
+		case "PATH", "TMUX", "TMUX_PANE", "TMUX_TMPDIR", "QTASK_STATE_DIR", "QTASK_CONFIG", "QTASK_TMUX_SOCKET", "QTASK_SCOPE",
 			"QTASK_TASK_ID", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
 			// git as install runs it reads the test's HOME and repository,
 			// never the developer's (tests run from a git hook have GIT_DIR).
@@ -118,10 +143,12 @@ func newHarness(t *testing.T) *harness {
 		}
 		h.env = append(h.env, kv)
 	}
+	// TMUX_TMPDIR is the root too: a qtask call that falls back to its own
+	// server (`tmux -L qtask`) starts it here, where the cleanup kills it.
 	h.env = append(h.env, "HOME="+home, "QTASK_STATE_DIR="+h.state, "QTASK_CONFIG="+h.config,
-		"QTASK_TMUX_SOCKET="+h.socket, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
+		"QTASK_TMUX_SOCKET="+h.socket, "TMUX_TMPDIR="+root, "PATH="+filepath.Dir(qtaskBin)+":"+os.Getenv("PATH"))
 	t.Cleanup(func() {
-		exec.Command("tmux", "-S", h.socket, "kill-server").Run()
+		killServers(root) // the harness's socket, and any -L server under root
 		// The killed server's wrappers settle their tasks on the way out:
 		// one still writing once the tree is gone recreates the state
 		// directory (OpenStore makes it), and the test leaves it behind.
@@ -307,4 +334,22 @@ func awaitDead(t *testing.T, pid int) {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil || zombie(stat)
 	})
+}
+
+// A qtask call of a test that names no tmux server (no QTASK_TMUX_SOCKET,
+// not inside tmux) starts qtask's own server, `tmux -L qtask`, in the
+// test's world and never on the caller's: the person running the tests
+// may have theirs running with tasks in it (the README's quick start
+// starts one), found through the TMUX_TMPDIR they share with `go test`.
+func TestDefaultServerStaysInTheTestsWorld(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET="}, "run", "--bg", "--", "sleep 60")
+	if r.code != 0 {
+		t.Fatalf("qtask run --bg on its default server: exit %d %s", r.code, r.stderr)
+	}
+	own := filepath.Join(h.root, fmt.Sprintf("tmux-%d", os.Getuid()), "qtask")
+	if err := exec.Command("tmux", "-S", own, "has-session", "-t", "qtask").Run(); err != nil {
+		t.Fatalf("qtask's default server is not in the test's world (%s): %v", own, err)
+	}
 }

@@ -193,6 +193,46 @@ func TestPluginReloadSwitchesMenuStyle(t *testing.T) {
 	}
 }
 
+// tpmLoader is where Debian's tmux-plugin-manager package puts TPM.
+const tpmLoader = "/usr/share/tmux-plugin-manager/tpm"
+
+// The README's TPM line works: TPM, as a tmux.conf runs it, finds this
+// checkout as ~/.tmux/plugins/qtask, runs the *.tmux files at its top level
+// (only those: the plugin itself is scripts/qtask.tmux), and the plugin
+// binds both keys and sets the status segment. Before qtask.tmux existed at
+// the top level, the TPM line bound nothing and said nothing.
+func TestPluginLoadsThroughTPM(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(tpmLoader); err != nil {
+		testenv.Unavailable(t, "needs TPM at %s (apt-get install tmux-plugin-manager): %v", tpmLoader, err)
+	}
+	h := newHarness(t)
+	home := filepath.Join(h.root, "home") // the harness's HOME, where TPM looks
+	if err := os.MkdirAll(filepath.Join(home, ".tmux", "plugins"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	checkout := filepath.Dir(filepath.Dir(pluginScript(t)))
+	if err := os.Symlink(checkout, filepath.Join(home, ".tmux", "plugins", "qtask")); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(home, ".tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g @plugin 'qtask/qtask'\nrun-shell '"+tpmLoader+"'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads the tmux.conf as it starts, as a person's does.
+	start := exec.Command("tmux", "-S", h.socket, "-f", conf, "new-session", "-d", "-s", "work")
+	start.Env = h.env
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("starting tmux with TPM in its tmux.conf: %v %s", err, out)
+	}
+	eventually(t, "TPM to load the plugin: prefix B and prefix T bound, @qtask_status set", func() bool {
+		b, _ := h.tmux("list-keys", "-T", "prefix", "B")
+		m, _ := h.tmux("list-keys", "-T", "prefix", "T")
+		_, err := h.tmux("show-options", "-g", "@qtask_status")
+		return strings.Contains(b, "'promote' --tmux-client") && strings.Contains(m, "--tmux-client") && err == nil
+	})
+}
+
 // Without qtask on PATH, in the plugin dir or Go to build it, loading the
 // plugin shows one line saying how to install, and binds nothing.
 func TestPluginWithoutQtask(t *testing.T) {
@@ -210,7 +250,16 @@ func TestPluginWithoutQtask(t *testing.T) {
 		}
 		os.Symlink(path, filepath.Join(bin, tool))
 	}
-	if _, err := h.tmux("run-shell", "PATH="+bin+" "+pluginScript(t)); err != nil {
+	// The script in a plugin directory of its own: this checkout's bin/
+	// holds a qtask once the README's quick start has built one there.
+	script, err := os.ReadFile(pluginScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := filepath.Join(h.root, "plugin", "scripts", "qtask.tmux")
+	os.MkdirAll(filepath.Dir(plugin), 0o700)
+	writeExecutable(t, plugin, script)
+	if _, err := h.tmux("run-shell", "PATH="+bin+" "+plugin); err != nil {
 		t.Fatal(err)
 	}
 	c.waitDrawn("qtask: not installed; install Go")

@@ -23,7 +23,7 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// Exit codes are part of qtask's contract (README "Exit codes").
+// Exit codes are part of qtask's contract (docs/REFERENCE.md "Exit codes").
 const (
 	exitOK      = 0
 	exitError   = 1

@@ -12,10 +12,11 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestScripts runs the README's scenarios as written, from
-// testdata/script/*.txtar (one per README section), against the real
+// TestScripts runs the documentation's scenarios as written (the README's
+// and docs/REFERENCE.md's), from testdata/script/*.txtar (one per section,
+// named in its first line; CONTRIBUTING.md lists them), against the real
 // binary and a private tmux server whose socket lives in the script's own
-// short temp dir. When the README changes, its script changes with it.
+// short temp dir. When a section changes, its script changes with it.
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	testscript.Run(t, testscript.Params{
@@ -75,7 +76,7 @@ func killServers(root string) {
 }
 
 // cmdExit is `exit N PROGRAM ARGS...`: run the program and require exit
-// status N, as the README's exit-code table promises (testscript's own
+// status N, as the exit-code table (docs/REFERENCE.md) promises (testscript's own
 // `! exec` only tells zero from non-zero). Its output is then there for
 // stdout and stderr to check.
 func cmdExit(ts *testscript.TestScript, neg bool, args []string) {
@@ -101,7 +102,7 @@ func cmdExit(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdTaskID is `taskid NAME`: set $NAME to the id of the task the last
 // command printed as JSON (`qtask run --bg --json`), for the commands a
-// README scenario then runs on it.
+// documented scenario then runs on it.
 func cmdTaskID(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: taskid NAME")

@@ -340,6 +340,10 @@ func baseEnv(home string) []string {
 		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"TMPDIR=" + filepath.Join(home, "tmp"),
+		// tmux's socket directory too: a qtask the agent runs without
+		// QTASK_TMUX_SOCKET starts its own server (`tmux -L qtask`) there,
+		// not in /tmp, where a person's own qtask server lives.
+		"TMUX_TMPDIR=" + filepath.Join(home, "tmp"),
 		"NO_COLOR=1",
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// Server is the tmux server qtask works on, by DESIGN.md's selection rule.
+// Server is the tmux server qtask works on: $QTASK_TMUX_SOCKET, else the
+// server of $TMUX, else qtask's own (tmux -L qtask in $TMUX_TMPDIR).
 func Server(env config.Env) tmux.Server {
 	return tmux.SelectServer(env.TmuxSocket, env.TmuxSocketFromTMUX(), env.TmuxTmpdir)
 }
