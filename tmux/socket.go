@@ -80,6 +80,11 @@ func (s Server) listenPath() string {
 // server's socket and returns what tmux would have printed on stdout and
 // stderr and its exit status as an error (nil for 0). Once the command is
 // sent, meanwhile runs before the answer is read.
+//
+// A server that takes no connection, or goes answerTimeout without a word
+// for a command, is a *NoAnswerError: a stopped or hung server, or a
+// listener that is not tmux, must not hang qtask. Every command qtask sends
+// is answered in milliseconds (none waits: no wait-for, no run-shell).
 func (s Server) direct(ctx context.Context, meanwhile func(), args []string) (stdout, stderr []byte, err error) {
 	path := s.listenPath()
 	if path == "" {
@@ -89,46 +94,145 @@ func (s Server) direct(ctx context.Context, meanwhile func(), args []string) (st
 	if err != nil {
 		return nil, nil, errNotDirect
 	}
-	f, err := dial(path)
+	f, pid, err := dial(ctx, path)
 	if err != nil {
-		return nil, nil, errNotDirect
+		return nil, nil, err
 	}
 	defer f.Close()
-	if d, ok := ctx.Deadline(); ok {
-		f.SetDeadline(d)
+	// The answer's deadline moves on with every message of it; a
+	// cancelled ctx moves it to the past (and keeps it there).
+	renew := func() {
+		f.SetDeadline(soon(ctx, answerTimeout))
+		if ctx.Err() != nil {
+			f.SetDeadline(time.Unix(1, 0))
+		}
 	}
+	renew()
 	stop := context.AfterFunc(ctx, func() { f.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	// silent is what a failed read or write means when ctx ended or the
+	// server said nothing in time; any other err is returned as it is.
+	silent := func(err error) error {
+		if ctxErr := expired(ctx); ctxErr != nil {
+			return ctxErr
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return &NoAnswerError{Path: path, Connected: true, PID: pid, After: answerTimeout}
+		}
+		return err
+	}
 	if _, err := f.Write(hello); err != nil {
-		// The server closed before reading: nothing ran.
-		return nil, nil, errNotDirect
+		if stuck := silent(err); stuck != err {
+			return nil, nil, stuck
+		}
+		return nil, nil, errNotDirect // the server closed before reading: nothing ran
 	}
 	meanwhile()
-	c := &conversation{f: f}
+	c := &conversation{f: f, renew: renew}
 	err = c.converse()
-	if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
-		err = ctxErr
+	if err != nil {
+		err = silent(err)
 	}
 	return c.stdout, c.stderr, err
 }
 
-// dial connects to the server's socket. A blocking connect, as tmux's
-// client does; the connected socket is then handed to Go's poller so
-// reads honour deadlines.
-func dial(path string) (*os.File, error) {
+// How long a server may take to accept a connection, and to say anything
+// while it runs a command.
+const (
+	connectTimeout = 5 * time.Second
+	answerTimeout  = 5 * time.Second
+)
+
+// expired is ctx's error, or DeadlineExceeded once its deadline has
+// passed even if its timer has not fired yet: a deadline of ours that
+// ctx's cut short is ctx's doing, not the server's.
+func expired(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// soon is d from now, or ctx's deadline if that comes first.
+func soon(ctx context.Context, d time.Duration) time.Time {
+	t := time.Now().Add(d)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(t) {
+		return dl
+	}
+	return t
+}
+
+// NoAnswerError is a server that did not take qtask's connection, or did
+// not answer a command, in time.
+type NoAnswerError struct {
+	Path      string
+	Connected bool // the connection was taken (and the command sent)
+	PID       int  // the listener's, if it was connected and in our pid namespace
+	After     time.Duration
+}
+
+func (e *NoAnswerError) Error() string {
+	if !e.Connected || e.PID == 0 {
+		what := "took no connection"
+		if e.Connected {
+			what = "did not answer"
+		}
+		return fmt.Sprintf("tmux server on %s %s for %s: it is stopped or hung (ss -xlp src %s names it)", e.Path, what, e.After, e.Path)
+	}
+	return fmt.Sprintf("tmux server on %s (pid %d) did not answer for %s: it is stopped (kill -CONT %d) or hung (kill %d)",
+		e.Path, e.PID, e.After, e.PID, e.PID)
+}
+
+// dial connects to the server's socket and checks who listens on it; pid
+// is the listener's. A blocking connect, as tmux's client does (a server
+// with a full backlog is waited for, not refused), bounded by a send
+// timeout, which is what bounds a blocking connect of a unix socket. The
+// connected socket is then handed to Go's poller so reads honour deadlines.
+// Only a server that is not there (or not reachable) is errNotDirect, for
+// the forked client to start or to report.
+func dial(ctx context.Context, path string) (f *os.File, pid int, err error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, errNotDirect
 	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		unix.Close(fd)
-		return nil, err
+	defer func() {
+		if err != nil {
+			unix.Close(fd)
+		}
+	}()
+	deadline := soon(ctx, connectTimeout)
+	for {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			err = unix.EAGAIN
+		} else {
+			tv := unix.NsecToTimeval(wait.Nanoseconds())
+			if err = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err == nil {
+				err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+			}
+		}
+		if err != unix.EINTR { // a signal cuts a timed connect short: go on waiting
+			break
+		}
+	}
+	switch {
+	case err == unix.EAGAIN && expired(ctx) != nil:
+		return nil, 0, expired(ctx)
+	case err == unix.EAGAIN:
+		return nil, 0, &NoAnswerError{Path: path, After: connectTimeout}
+	case err != nil:
+		return nil, 0, errNotDirect
+	}
+	if pid, err = checkPeer(fd, path); err != nil {
+		return nil, 0, err
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
+		return nil, 0, errNotDirect
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return os.NewFile(uintptr(fd), path), pid, nil
 }
 
 // identify is the whole of what the client sends, as one write: the
@@ -187,6 +291,7 @@ func appendMsg(b []byte, typ uint32, payload []byte) []byte {
 type conversation struct {
 	f              *os.File
 	stdout, stderr []byte
+	renew          func() // moves the read deadline on, after each read; nil: no deadline
 }
 
 // exitStatus is a non-zero exit of the command, worded as a forked
@@ -226,6 +331,9 @@ func (c *conversation) converse() error {
 		}
 		n, err := c.f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if n > 0 && c.renew != nil {
+			c.renew()
+		}
 		if err == io.EOF || errors.Is(err, unix.ECONNRESET) {
 			// The server went away (it exits with its last session), as
 			// the forked client says it.

@@ -208,3 +208,36 @@ func TestConversationReadsAnswersLongerThanItsBuffer(t *testing.T) {
 		t.Fatal("converse still waiting 10 s after the server's exit message")
 	}
 }
+
+// The caller's deadline still bounds a command over the socket when it
+// comes before the server's own answer deadline, and is reported as the
+// caller's, not as a silent server: the answer deadline, renewed as the
+// server speaks, must never push the caller's back.
+func TestDirectKeepsTheCallersDeadline(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "silent")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		// One message of output, then nothing.
+		c.Write(appendMsg(nil, msgWrite, append([]byte{1, 0, 0, 0}, "x"...)))
+		io.Copy(io.Discard, c)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err = NewSocketServer(sock).direct(ctx, func() {}, []string{"list-sessions"})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*NoAnswerError)) {
+		t.Errorf("direct = %v, want the caller's deadline", err)
+	}
+	if took := time.Since(start); took > answerTimeout/2 {
+		t.Errorf("direct took %s under a deadline of 200ms", took)
+	}
+}

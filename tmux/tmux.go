@@ -123,15 +123,16 @@ func SelectServer(explicitSocket, insideSocket, tmpdir string) Server {
 
 // namedSocketPath is where tmux puts the socket of `tmux -L name`: the real
 // path of $TMUX_TMPDIR (or /tmp) + /tmux-UID/name, as $TMUX reports it.
+// tmux-UID itself is not resolved: tmux refuses it if it is a symlink, and
+// so does checkSocket.
 func namedSocketPath(tmpdir, name string) string {
 	if tmpdir == "" {
 		tmpdir = "/tmp"
 	}
-	dir := filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()))
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
+	if real, err := filepath.EvalSymlinks(tmpdir); err == nil {
+		tmpdir = real
 	}
-	return filepath.Join(dir, name)
+	return filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()), name)
 }
 
 // String identifies the server by its socket path ("-S /tmp/tmux-0/qtask"),
@@ -203,7 +204,16 @@ func (s Server) runMeanwhile(ctx context.Context, meanwhile func(), args ...stri
 	// meanwhile ran): the forked client then runs it.
 	meanwhile = sync.OnceFunc(meanwhile)
 	defer meanwhile()
+	// Checked for the forked client too: for -S it checks nothing.
+	if path := s.listenPath(); path != "" {
+		if err := checkSocket(path); err != nil {
+			return "", err
+		}
+	}
 	stdout, stderr, err := s.direct(ctx, meanwhile, args)
+	if errors.As(err, new(*UnsafeSocketError)) || errors.As(err, new(*NoAnswerError)) {
+		return "", err // a line of its own, not tmux's
+	}
 	if errors.Is(err, errNotDirect) {
 		if !installed() {
 			return "", ErrNotInstalled

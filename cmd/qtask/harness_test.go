@@ -226,7 +226,14 @@ func (h *harness) qtaskIn(dir string, extraEnv []string, args ...string) result 
 // qtaskStdin is qtaskIn with stdin (empty: none).
 func (h *harness) qtaskStdin(dir string, extraEnv []string, stdin string, args ...string) result {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), qtaskDeadline)
+	return h.qtaskWithin(qtaskDeadline, dir, extraEnv, stdin, args...)
+}
+
+// qtaskWithin is qtaskStdin killed, and the test failed, after deadline:
+// for a test of what must end soon.
+func (h *harness) qtaskWithin(deadline time.Duration, dir string, extraEnv []string, stdin string, args ...string) result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qtaskBin, args...)
 	cmd.Env = append(append([]string{}, h.env...), extraEnv...)
@@ -238,7 +245,7 @@ func (h *harness) qtaskStdin(dir string, extraEnv []string, stdin string, args .
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		h.t.Fatalf("qtask %s hung: killed after %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), qtaskDeadline, &out, &errOut)
+		h.t.Fatalf("qtask %s hung: killed after %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), deadline, &out, &errOut)
 	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
