@@ -144,7 +144,8 @@ func awaitInotify(t *testing.T, fg *foreground) {
 
 // TestAgentHookEndsOnSignal: SIGTERM and SIGINT end a hook blocked on an
 // open stdin, or holding the end of a turn for running tasks, at once
-// (exit 128+signal), and a hook ended so consumes nothing. The time from
+// (exit 128+signal), and a hook ended so consumes nothing; the asyncRewake
+// waiter ends at once too. The time from
 // the signal to the exit is logged; bench/agent-hook.sh measures it.
 func TestAgentHookEndsOnSignal(t *testing.T) {
 	t.Parallel()
@@ -186,6 +187,18 @@ func TestAgentHookEndsOnSignal(t *testing.T) {
 	}
 	if a, _ := h.hook("H", `{"session_id":"h1","hook_event_name":"UserPromptSubmit"}`, "claude"); !strings.Contains(a.HookSpecificOutput.AdditionalContext, ended) {
 		t.Errorf("after hooks ended by SIGTERM while holding, the notification of %s was gone: %+v", ended, a)
+	}
+	// Claude's asyncRewake waiter, waiting for the running task's end: a
+	// newer waiter ends it with SIGTERM, and it exits 0 (2 would wake the
+	// model with nothing).
+	waiter := h.spawnStdin(strings.NewReader(`{"session_id":"h1","hook_event_name":"Stop"}`), []string{"QTASK_SCOPE=H"}, "agent", "hook", "claude", "--rewake", "60s")
+	awaitInotify(t, waiter)
+	began := time.Now()
+	waiter.cmd.Process.Signal(syscall.SIGTERM)
+	took := endsWithin(t, waiter, began, bound, "claude --rewake, sent SIGTERM")
+	t.Logf("claude --rewake ended %v after SIGTERM", took)
+	if waiter.code != 0 || waiter.stderr.String() != "" {
+		t.Errorf("claude --rewake, sent SIGTERM: exit %d, stderr %q; want 0 and nothing said", waiter.code, waiter.stderr.String())
 	}
 	h.mustQtask("stop", running.ID)
 }
