@@ -10,12 +10,20 @@
 # name the event with --event on an empty stdin; a sanity check below runs
 # them once on the agent's JSON. Medians: the machine is shared.
 #
-# Env: RUNS (default 500).
+# Then the time from SIGTERM to the hook's exit (target: p95 <= 100 ms), in
+# the two places a hook waits: blocked reading a stdin that stays open
+# (until a thread of it sleeps in pipe_read), and holding an end of turn
+# (--hold) for a running task (once it watches the records with inotify).
+# The clock starts as the signal is sent and stops when `wait` returns.
+#
+# Env: RUNS (default 500), SIGNAL_RUNS (default 40 per case).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-500}
 TARGET=1.3
+SIGNAL_RUNS=${SIGNAL_RUNS:-40}
+SIGNAL_TARGET_MS=100
 
 bench_setup
 bench_machine
@@ -44,3 +52,51 @@ for hook in prompt-hook stop-hook; do
 	bench_result "bench=$hook" "baseline=qtask-version" "baseline_ms=$(bench_ms "$base")" "qtask_ms=$(bench_ms "$mean")" \
 		"ratio=$ratio" "target=<=${TARGET}x" "verdict=$(bench_verdict "$ratio" "$TARGET")"
 done
+
+# await PID TEST: poll (5 ms) until TEST PID succeeds; fail after 10 s.
+await() {
+	local _
+	for _ in $(seq 2000); do
+		"$2" "$1" && return 0
+		sleep 0.005
+	done
+	echo "agent-hook: hook $1 never got to where it waits ($2)" >&2
+	exit 1
+}
+reading_stdin() { grep -qs pipe_read /proc/"$1"/task/*/wchan; }
+holding() { ls -l /proc/"$1"/fd 2>/dev/null | grep -q inotify; }
+# term PID: sends SIGTERM, waits for the exit and sets us to the µs
+# between (not in a $(…): a subshell cannot wait for this shell's child);
+# the hook must exit 143 (128+SIGTERM).
+term() {
+	local t0 t1 code=0
+	t0=$EPOCHREALTIME
+	kill -TERM "$1"
+	wait "$1" || code=$?
+	t1=$EPOCHREALTIME
+	[ "$code" -eq 143 ] || { echo "agent-hook: the hook exited $code after SIGTERM, want 143" >&2; exit 1; }
+	us=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) * 1e6 }')
+}
+
+# A stdin nobody closes: this script holds the FIFO's write end.
+mkfifo "$tmp/stdin.fifo"
+exec 3<>"$tmp/stdin.fifo"
+open_samples=()
+for _ in $(seq "$SIGNAL_RUNS"); do
+	"$Q" agent hook claude --event UserPromptSubmit <"$tmp/stdin.fifo" 3>&- &
+	await $! reading_stdin
+	term $!
+	open_samples+=("$us")
+done
+exec 3>&-
+bench_latency hook-sigterm-stdin "SIGTERM → exit of a hook blocked on an open stdin" "$SIGNAL_TARGET_MS" "${open_samples[@]}"
+
+"$Q" run --bg -- sleep 100000 >/dev/null
+hold_samples=()
+for _ in $(seq "$SIGNAL_RUNS"); do
+	"$Q" agent hook claude --event Stop --hold 60s </dev/null &
+	await $! holding
+	term $!
+	hold_samples+=("$us")
+done
+bench_latency hook-sigterm-hold "SIGTERM → exit of a hook holding the end of a turn (--hold)" "$SIGNAL_TARGET_MS" "${hold_samples[@]}"

@@ -140,17 +140,66 @@ type ShellCall struct {
 	Timeout         float64 `json:"timeout,omitempty"` // ms, the call's own
 }
 
-// ParseInput reads a hook's stdin. Empty input is no error (a hook run by
-// hand with --event); anything else must be a JSON object.
-func ParseInput(data []byte) (Input, error) {
-	var in Input
-	if len(strings.TrimSpace(string(data))) == 0 {
+// InputDeadline is how long a hook waits for the agent's event on stdin.
+// qwen-code and gemini-cli write the whole event and close stdin in one
+// step as they start the hook (read in their hook runners), and even the
+// largest event (maxInput) crosses a pipe in milliseconds: three seconds
+// is far beyond a loaded machine's delay, yet short against the agents'
+// own hook timeouts (a minute by default), so a stdin nobody closes costs
+// the agent three seconds, not its hook timeout. Giving up costs little:
+// nothing is consumed, and the next event delivers.
+const InputDeadline = 3 * time.Second
+
+// maxInput bounds what a hook reads from the agent: the JSON of one event,
+// which holds at most the user's prompt (a transcript is passed by path,
+// not inline). Past it the input cannot be parsed, the hook delivers
+// nothing, and the notifications wait for the next event.
+const maxInput = 32 << 20
+
+// ReadInput reads the event the agent sends a hook on stdin: one JSON
+// object, read until it is whole (stdin need not be closed after it), at
+// most maxInput bytes, and for no longer than deadline or ctx. Empty input
+// is no error (a hook run by hand with --event). When the deadline passes
+// first, the error says so; a read still blocked is left behind.
+func ReadInput(ctx context.Context, r io.Reader, deadline time.Duration) (Input, error) {
+	late := fmt.Errorf("no whole event on stdin after %v, and stdin still open: the agent must send one JSON object and close stdin", deadline)
+	return within(ctx, deadline, late, func() (Input, error) {
+		var in Input
+		err := json.NewDecoder(io.LimitReader(r, maxInput)).Decode(&in)
+		if err == io.EOF {
+			return Input{}, nil
+		}
+		if err != nil {
+			return Input{}, fmt.Errorf("hook input is not a JSON object: %w", err)
+		}
 		return in, nil
+	})
+}
+
+// within runs read in a goroutine of its own and waits for it at most d,
+// and no longer than ctx: a read of a pipe that nobody closes, or of a file
+// system that stopped answering, cannot be interrupted, so it is left
+// behind (the hook exits without it). late is the error when d runs out
+// first; ctx's cause when ctx ends first.
+func within[T any](ctx context.Context, d time.Duration, late error, read func() (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, d, late)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
-		return Input{}, fmt.Errorf("hook input is not a JSON object: %w", err)
+	done := make(chan result, 1)
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
 	}
-	return in, nil
 }
 
 // contextOutput is the answer that adds text to the model's next request.
@@ -282,7 +331,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	if !opts.OnlyScopes {
 		if event == "SessionStart" {
-			a.RecordFork(agentDir, in)
+			a.RecordFork(ctx, agentDir, in)
 		}
 		opts.Scopes = append(a.SessionScopes(agentDir, in.SessionID), opts.Scopes...)
 	}
@@ -292,6 +341,12 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		if counter, allow = a.endOfTurn(ctx, store, agentDir, in, opts); !allow {
 			return nil, nil
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted (the agent gave up on the hook, or the person
+		// pressed Ctrl+C) while reading the transcript or holding: what
+		// is queued stays queued, for a hook whose answer will be read.
+		return nil, err
 	}
 	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
 	tookBack := false
@@ -431,8 +486,13 @@ func (a Agent) Route(in Input, opts Options) ([]byte, error) {
 // transcript only after SessionStart: a Claude fork hears its own tasks.)
 
 // maxTranscriptScan bounds how much of a transcript is read for its parent:
-// a fork's copied messages come first.
+// a fork's copied messages come first, so its head is all that is needed.
 const maxTranscriptScan = 1 << 20
+
+// transcriptDeadline bounds the time spent on it: a megabyte of a local
+// file is read in milliseconds, and a file system that stopped answering
+// must not keep the hook, and the agent waiting on it, from its answer.
+const transcriptDeadline = time.Second
 
 // SessionScopes are the scopes of the agent's session id: its own, then
 // those of the sessions it was forked from, nearest first; none when id is
@@ -455,13 +515,17 @@ func (a Agent) SessionScopes(dir, id string) []string {
 
 // RecordFork records, when the transcript of in's session says it was
 // forked from another session, that the session hears the parent's scopes
-// too. Errors are ignored: an unrecorded fork hears its own tasks.
-func (a Agent) RecordFork(dir string, in Input) {
+// too. Errors are ignored: an unrecorded fork hears its own tasks. The
+// transcript is read for at most transcriptDeadline, and no longer than
+// ctx.
+func (a Agent) RecordFork(ctx context.Context, dir string, in Input) {
 	if in.SessionID == "" || in.TranscriptPath == "" {
 		return
 	}
-	parent := forkedFrom(in.TranscriptPath)
-	if parent == "" || parent == in.SessionID {
+	parent, err := within(ctx, transcriptDeadline, context.DeadlineExceeded, func() (string, error) {
+		return forkedFrom(in.TranscriptPath), nil
+	})
+	if err != nil || parent == "" || parent == in.SessionID {
 		return
 	}
 	chain := a.SessionScopes(dir, parent)
@@ -472,9 +536,12 @@ func (a Agent) RecordFork(dir string, in Input) {
 }
 
 // forkedFrom is the session a transcript's messages were copied from, ""
-// when none says so.
+// when none says so, or when the path is not a regular file: the path
+// comes with the event, and a FIFO would block the open, a device never
+// end. A link is followed (where an agent keeps its transcripts is its
+// own business): only what it leads to must be a regular file.
 func forkedFrom(transcript string) string {
-	f, err := os.Open(transcript)
+	f, err := openRegular(transcript, true)
 	if err != nil {
 		return ""
 	}
@@ -502,14 +569,48 @@ func chainPath(dir, scope string) string {
 	return filepath.Join(dir, "session-"+hex.EncodeToString(sum[:12]))
 }
 
-// readSmallFile reads a state file of the hooks, never through a link.
+// readSmallFile reads a state file of the hooks, never through a link,
+// and only a regular file.
 func readSmallFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openRegular(path, false)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 64<<10))
+}
+
+// openRegular opens path for reading only if it is a regular file: what
+// it names is looked at before it is opened, as opening a device can act
+// (rewind a tape, arm a watchdog); the open does not block (a FIFO swapped
+// in meanwhile would wait for a writer forever), and what was opened is
+// checked again. follow: a link at path is followed, else refused.
+func openRegular(path string, follow bool) (*os.File, error) {
+	stat, flags := os.Lstat, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW
+	if follow {
+		stat, flags = os.Stat, os.O_RDONLY|syscall.O_NONBLOCK
+	}
+	if err := regular(stat(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(f.Stat()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// regular is a stat's error, or one if what it describes is not a regular
+// file.
+func regular(fi os.FileInfo, err error) error {
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%v)", fi.Name(), fi.Mode().Type())
+	}
+	return err
 }
 
 // writeSmallFile replaces a state file of the hooks, never through a link.

@@ -1,9 +1,13 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,17 +57,84 @@ func TestAnswer(t *testing.T) {
 	}
 }
 
-func TestParseInput(t *testing.T) {
-	in, err := ParseInput([]byte(`{"session_id":"abc","hook_event_name":"Stop","stop_hook_active":true,"extra":[1]}`))
-	if err != nil || in.SessionID != "abc" || in.Event != "Stop" || !in.StopHookActive {
-		t.Errorf("ParseInput = %+v, %v", in, err)
+func TestReadInput(t *testing.T) {
+	read := func(s string) (Input, error) {
+		return ReadInput(context.Background(), strings.NewReader(s), time.Minute)
 	}
-	if in, err := ParseInput([]byte(" \n")); err != nil || !reflect.DeepEqual(in, Input{}) {
+	in, err := read(`{"session_id":"abc","hook_event_name":"Stop","stop_hook_active":true,"extra":[1]}`)
+	if err != nil || in.SessionID != "abc" || in.Event != "Stop" || !in.StopHookActive {
+		t.Errorf("ReadInput = %+v, %v", in, err)
+	}
+	if in, err := read(" \n"); err != nil || !reflect.DeepEqual(in, Input{}) {
 		t.Errorf("empty input = %+v, %v; want nothing, no error", in, err)
 	}
-	for _, bad := range []string{"{", "[1]", "null x", `"s"`} {
-		if _, err := ParseInput([]byte(bad)); err == nil {
-			t.Errorf("ParseInput(%q) accepted it", bad)
+	for _, bad := range []string{"{", "[1]", `"s"`, "x"} {
+		if _, err := read(bad); err == nil {
+			t.Errorf("ReadInput(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestReadInputLeftOpen: an agent that keeps stdin open is answered once
+// its event is whole; one that sends no whole event is given up on at the
+// deadline, and a cancelled hook (a signal) stops waiting at once.
+func TestReadInputLeftOpen(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	defer r.Close()
+	w.WriteString(`{"hook_event_name":"Stop"}`)
+	if in, err := ReadInput(context.Background(), r, time.Minute); err != nil || in.Event != "Stop" {
+		t.Errorf("a whole event on an open stdin: %+v, %v; want it read without waiting for the end", in, err)
+	}
+	w.WriteString(`{"hook_event_name":`)
+	if _, err := ReadInput(context.Background(), r, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "stdin still open") {
+		t.Errorf("half an event on an open stdin: %v; want the deadline's error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := ReadInput(ctx, r, time.Minute); err != context.Canceled {
+		t.Errorf("cancelled while reading: %v; want %v", err, context.Canceled)
+	}
+}
+
+// TestForkedFromReadsOnlyRegularFiles: the transcript path comes with the
+// event; a FIFO once hung the hook in open(2), deaf to SIGTERM. Only a
+// regular file is read (through a link too), only its head.
+func TestForkedFromReadsOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name) }
+	fork := `{"uuid":"1","forkedFrom":{"sessionId":"parent"}}` + "\n"
+	if err := os.WriteFile(path("fork.jsonl"), []byte(fork), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(path("fork.jsonl"), path("link.jsonl"))
+	syscall.Mkfifo(path("fifo"), 0o600)
+	os.Symlink(path("fifo"), path("fifo-link"))
+	// A huge transcript whose fork mark lies past what is scanned.
+	big, err := os.Create(path("big.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(200 << 20)
+	big.WriteAt([]byte("\n"+fork), 200<<20)
+	big.Close()
+	for _, c := range []struct{ path, want string }{
+		{path("fork.jsonl"), "parent"}, {path("link.jsonl"), "parent"},
+		{path("fifo"), ""}, {path("fifo-link"), ""}, {"/dev/zero", ""}, {dir, ""},
+		{path("big.jsonl"), ""}, {path("missing"), ""},
+	} {
+		done := make(chan string, 1)
+		go func() { done <- forkedFrom(c.path) }()
+		select {
+		case got := <-done:
+			if got != c.want {
+				t.Errorf("forkedFrom(%s) = %q, want %q", c.path, got, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("forkedFrom(%s) did not return", c.path)
 		}
 	}
 }
@@ -137,9 +208,9 @@ func shellCall(t *testing.T, c ShellCall) json.RawMessage {
 
 // A tool whose input has fields of other types than the shell tool's must
 // not make a hook's input unreadable.
-func TestParseInputOtherToolInput(t *testing.T) {
-	in, err := ParseInput([]byte(`{"hook_event_name":"PostToolUse","tool_name":"X","tool_input":{"command":7,"run_in_background":"yes"}}`))
+func TestReadInputOtherToolInput(t *testing.T) {
+	in, err := ReadInput(context.Background(), strings.NewReader(`{"hook_event_name":"PostToolUse","tool_name":"X","tool_input":{"command":7,"run_in_background":"yes"}}`), time.Minute)
 	if err != nil || in.Event != "PostToolUse" {
-		t.Fatalf("ParseInput: %+v %v", in, err)
+		t.Fatalf("ReadInput: %+v %v", in, err)
 	}
 }

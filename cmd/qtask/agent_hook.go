@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,17 +26,12 @@ type HookOptions struct {
 	Wake string
 }
 
-// maxHookInput bounds what a hook reads from the agent: the JSON of one
-// event, which holds at most the user's prompt (a transcript is passed by
-// path, not inline). Past it the input cannot be parsed, the hook delivers
-// nothing, and the notifications wait for the next event.
-const maxHookInput = 32 << 20
-
 // NewCmdAgentHook builds `qtask agent hook`, the command an agent's hook
 // settings run. A hook must never wedge its agent: for Claude an exit code
 // of 2 blocks, so even a bad flag exits 1 here, and a problem at run time
-// (unreadable input, an unusable state directory) is a warning on stderr
-// with exit 0.
+// (unreadable input, stdin left open, an unusable state directory) is a
+// warning on stderr with exit 0. SIGINT and SIGTERM end it at once, before
+// anything is consumed if it has not answered yet (exit 128+signal).
 func NewCmdAgentHook(deps *Deps, runF func(context.Context, *HookOptions) error) *cobra.Command {
 	opts := &HookOptions{}
 	cmd := &cobra.Command{
@@ -51,7 +45,9 @@ pending notifications to what the model reads next. The end of a turn
 are pending, so the agent reads them and goes on; never when none are, and
 never past the agent's own limit on consecutive blocks. Notifications are
 consumed: a hook that fires again does not repeat them. Other events get
-no answer.`,
+no answer. The event must arrive on stdin within ` + hooks.InputDeadline.String() + ` (run by hand
+with --event, give it </dev/null); otherwise the hook warns and delivers
+nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%s: want one agent: claude, qwen or gemini", cmd.CommandPath())
@@ -87,11 +83,10 @@ no answer.`,
 }
 
 func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
-	data, err := io.ReadAll(io.LimitReader(deps.IO.In, maxHookInput))
-	if err != nil {
-		return hookWarning(deps, err)
+	in, err := hooks.ReadInput(ctx, deps.IO.In, hooks.InputDeadline)
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: Main exits as a signal death would
 	}
-	in, err := hooks.ParseInput(data)
 	if err != nil {
 		return hookWarning(deps, err)
 	}
@@ -127,6 +122,9 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 		return &ExitError{Code: exitRewake}
 	}
 	out, err := opts.Agent.Handle(ctx, store, in, hopts)
+	if err != nil && ctx.Err() != nil {
+		return err // interrupted before anything was consumed
+	}
 	if err != nil {
 		return hookWarning(deps, err)
 	}

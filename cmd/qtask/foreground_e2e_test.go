@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,11 +37,17 @@ func (h *harness) runForeground(extraEnv []string, args ...string) *foreground {
 // signal it or must bound how long it takes.
 func (h *harness) spawn(extraEnv []string, args ...string) *foreground {
 	h.t.Helper()
+	return h.spawnStdin(nil, extraEnv, args...)
+}
+
+// spawnStdin is spawn with stdin (nil: none).
+func (h *harness) spawnStdin(stdin io.Reader, extraEnv []string, args ...string) *foreground {
+	h.t.Helper()
 	fg := &foreground{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	fg.cmd = exec.Command(qtaskBin, args...)
 	fg.cmd.Env = append(append([]string{}, h.env...), extraEnv...)
 	fg.cmd.Dir = h.root
-	fg.cmd.Stdout, fg.cmd.Stderr = fg.stdout, fg.stderr
+	fg.cmd.Stdin, fg.cmd.Stdout, fg.cmd.Stderr = stdin, fg.stdout, fg.stderr
 	if err := fg.cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
