@@ -92,7 +92,8 @@ func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, er
 }
 
 // Stop ends a running task: the first signal to its whole process group
-// (grandchildren too), SIGKILL after the grace, and it returns once the task
+// (grandchildren too) and to every process of the task that left that
+// group (strays), SIGKILL after the grace, and it returns once the task
 // is settled. A task that already ended — or ends by itself before the
 // first signal lands — yields *NotRunningError; so does one whose process
 // group cannot be proved to be the task's (proveGroup): it is settled as
@@ -165,7 +166,11 @@ func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*
 	if err != nil || !r.Running() {
 		return r, err
 	}
-	signalTarget(s.procs(), r, syscall.SIGKILL)
+	if err := signalTarget(s.procs(), r, syscall.SIGKILL); errors.As(err, new(*groupGoneError)) {
+		// The group heeded the first signal (proved then); what left it
+		// may not have.
+		signalStrays(s.procs(), r, r.PID, syscall.SIGKILL)
+	}
 	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
 }
 
@@ -257,7 +262,8 @@ func (r *record) commandEnded(procs procTable) bool {
 }
 
 // contains reports whether the caller runs inside the task: in the group a
-// stop would signal, or in the task's session (a shell inside the task).
+// stop would signal, in the task's session (a shell inside the task), or
+// anywhere under its wrapper (a process that left both: descendsFrom).
 // A task still starting has neither on record yet (its wrapper writes them
 // once the command runs), but its wrapper, the pane's session leader, is on
 // record from the first write: a caller in the wrapper's session is the
@@ -266,7 +272,7 @@ func (r *record) commandEnded(procs procTable) bool {
 // its pid namespace sees 0.)
 func (r *record) contains(procs procTable, me caller) bool {
 	g := r.targetGroup(procs)
-	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session {
+	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session || r.descendsFrom(procs, me) {
 		return true
 	}
 	if r.Session != 0 || r.WrapperPID <= 1 || me.session <= 1 {
@@ -293,14 +299,21 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 }
 
 // signalTarget sends sig, then SIGCONT, to the group a stop signals
-// (targetGroup). An adopted command line's foreground job can end between
-// reading the terminal's foreground group and signalling it (a loop runs
-// one short job after another) without the line having ended: the group is
-// looked up again, a few times, before its going counts as the end.
+// (targetGroup) and, once that group is proved the task's, to the task's
+// processes that left it (strays). An adopted command line's foreground
+// job can end between reading the terminal's foreground group and
+// signalling it (a loop runs one short job after another) without the line
+// having ended: the group is looked up again, a few times, before its
+// going counts as the end.
 func signalTarget(procs processes, r *record, sig syscall.Signal) error {
-	err := signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
+	pgid := r.targetGroup(procs)
+	err := signalOwned(procs, r, pgid, sig, syscall.SIGCONT)
 	for try := 0; try < 3 && r.Adopted && errors.As(err, new(*groupGoneError)); try++ {
-		err = signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
+		pgid = r.targetGroup(procs)
+		err = signalOwned(procs, r, pgid, sig, syscall.SIGCONT)
+	}
+	if err == nil {
+		signalStrays(procs, r, pgid, sig, syscall.SIGCONT)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -129,6 +130,11 @@ func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
 	}
 }
 
+// signalProcess records the signal as signalGroup does: Stop's strays
+// (none in these tables, whose wrapper is not in them) would add to the
+// signals sent.
+func (l *signalLog) signalProcess(_ int, _ uint64, sig syscall.Signal) { l.signalGroup(0, sig) }
+
 func (l *signalLog) signals() []syscall.Signal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -240,6 +246,9 @@ func (m *movingForeground) stat(pid int) (procStat, error) {
 
 func (m *movingForeground) self() caller                           { return caller{pgrp: 1000, session: 1000} }
 func (m *movingForeground) signalGroup(pgid int, _ syscall.Signal) { m.sent = append(m.sent, pgid) }
+func (m *movingForeground) signalProcess(pid int, _ uint64, _ syscall.Signal) {
+	m.sent = append(m.sent, -pid)
+}
 
 // A stop of an adopted loop that meets a job just ended signals the next
 // one: the end of one job is not the end of the line (CI once settled such
@@ -252,5 +261,46 @@ func TestStopOfAnAdoptedLoopFindsTheNextJob(t *testing.T) {
 	}
 	if !slices.Equal(procs.sent, []int{700, 700}) {
 		t.Errorf("signalled groups %v, want the next job's group 700 (SIGINT, SIGCONT)", procs.sent)
+	}
+}
+
+// targetLog is a fake machine that records what each signal went to.
+type targetLog struct {
+	fakeProcs
+	sent []string
+}
+
+func (l *targetLog) self() caller { return caller{pid: 300, pgrp: 300, session: 300} }
+func (l *targetLog) signalGroup(pgid int, sig syscall.Signal) {
+	l.sent = append(l.sent, fmt.Sprintf("group %d %v", pgid, sig))
+}
+func (l *targetLog) signalProcess(pid int, start uint64, sig syscall.Signal) {
+	l.sent = append(l.sent, fmt.Sprintf("pid %d@%d %v", pid, start, sig))
+}
+
+// A stop's signals reach the command's group and then, one by one and
+// checked by start time, the task's processes that left it (strayTable:
+// a setsid child, its set -m job, an orphan back to the wrapper); never
+// the wrapper's own tmux calls, the dead or a stranger carrying the id.
+// A group not proved the task's gets nothing, and neither do its strays.
+func TestStopSignalsTheProcessesThatLeftTheGroup(t *testing.T) {
+	procs := &targetLog{fakeProcs: strayTable}
+	if err := signalTarget(procs, ownedRecord(), syscall.SIGTERM); err != nil {
+		t.Fatalf("signalTarget: %v", err)
+	}
+	want := []string{"group 500 terminated", "group 500 continued",
+		"pid 600@9200 terminated", "pid 600@9200 continued",
+		"pid 601@9300 terminated", "pid 601@9300 continued",
+		"pid 700@9400 terminated", "pid 700@9400 continued"}
+	// The strays in any order, each one's signals in order.
+	slices.SortStableFunc(procs.sent[2:], func(a, b string) int { return strings.Compare(strings.Fields(a)[1], strings.Fields(b)[1]) })
+	if !slices.Equal(procs.sent, want) {
+		t.Errorf("a stop signalled\n%s\nwant\n%s", strings.Join(procs.sent, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The command's pid leads a stranger's group now: nothing is proved.
+	stranger := &targetLog{fakeProcs: strayTable.with(500, child(proc(500, 500, 1234, ""), 1)).with(501, nil)}
+	if err := signalTarget(stranger, ownedRecord(), syscall.SIGTERM); err == nil || len(stranger.sent) != 0 {
+		t.Errorf("a group not proved the task's: signalTarget = %v, sent %v; want an error and no signal", err, stranger.sent)
 	}
 }
