@@ -136,6 +136,10 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		return nil, s.alreadyEnded(ctx, r)
 	}
 	if v == stopSignalled {
+		// The first signal's group is proved; the processes that left it
+		// get it now, out of the state lock: a look through /proc per
+		// task would queue up many stops behind it.
+		signalStrays(s.procs(), r, r.PID, opts.Signal, syscall.SIGCONT)
 		if r, err = s.escalate(ctx, r, opts.Grace); err != nil {
 			return nil, err
 		}
@@ -166,11 +170,10 @@ func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*
 	if err != nil || !r.Running() {
 		return r, err
 	}
-	if err := signalTarget(s.procs(), r, syscall.SIGKILL); errors.As(err, new(*groupGoneError)) {
-		// The group heeded the first signal (proved then); what left it
-		// may not have.
-		signalStrays(s.procs(), r, r.PID, syscall.SIGKILL)
-	}
+	signalTarget(s.procs(), r, syscall.SIGKILL)
+	// The group was proved the task's by the first signal; it may have
+	// heeded it and be gone, what left it not.
+	signalStrays(s.procs(), r, r.PID, syscall.SIGKILL)
 	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
 }
 
@@ -299,21 +302,14 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 }
 
 // signalTarget sends sig, then SIGCONT, to the group a stop signals
-// (targetGroup) and, once that group is proved the task's, to the task's
-// processes that left it (strays). An adopted command line's foreground
-// job can end between reading the terminal's foreground group and
-// signalling it (a loop runs one short job after another) without the line
-// having ended: the group is looked up again, a few times, before its
-// going counts as the end.
+// (targetGroup). An adopted command line's foreground job can end between
+// reading the terminal's foreground group and signalling it (a loop runs
+// one short job after another) without the line having ended: the group is
+// looked up again, a few times, before its going counts as the end.
 func signalTarget(procs processes, r *record, sig syscall.Signal) error {
-	pgid := r.targetGroup(procs)
-	err := signalOwned(procs, r, pgid, sig, syscall.SIGCONT)
+	err := signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
 	for try := 0; try < 3 && r.Adopted && errors.As(err, new(*groupGoneError)); try++ {
-		pgid = r.targetGroup(procs)
-		err = signalOwned(procs, r, pgid, sig, syscall.SIGCONT)
-	}
-	if err == nil {
-		signalStrays(procs, r, pgid, sig, syscall.SIGCONT)
+		err = signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
 	}
 	return err
 }
