@@ -1,6 +1,11 @@
 package tasks
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/qtask/qtask/tasks/shellword"
+)
 
 // EndsWithBareAmpersand reports whether a shell command string ends in a
 // bare "&", which would fork the real work away from the task qtask tracks
@@ -8,12 +13,58 @@ import "strings"
 // linear pass: "&&", "\&", a quoted '&' and "$(printf '&')" do not count,
 // a trailing "# comment" does not hide the "&", and heredoc bodies, $'…'
 // strings and backslash-newline continuations are read as the shell would.
+// When the last command runs a script with a shell's -c (`bash -c "npm run
+// dev &"`, also behind `nohup`, `setsid`, `exec`, `env` or assignments),
+// that script is read the same way, as deep as shellword.MaxDepth: the
+// inner shell would background the work and exit at once.
 func EndsWithBareAmpersand(cmd string) bool {
-	sc := ampScanner{cmd: cmd, wordStart: true}
+	return endsWithBareAmpersand(cmd, 0)
+}
+
+func endsWithBareAmpersand(cmd string, depth int) bool {
+	sc := ampScanner{cmd: cmd, wordStart: true, between: true}
 	for sc.i = 0; sc.i < len(cmd); sc.i++ {
 		sc.step()
 	}
-	return sc.last == '&' && sc.prev != '&' && sc.prev != '>' && sc.prev != '<' && sc.prev != '|'
+	if sc.last == '&' && sc.prev != '&' && sc.prev != '>' && sc.prev != '<' && sc.prev != '|' {
+		return true
+	}
+	if depth >= shellword.MaxDepth || len(sc.stack) > 0 {
+		return false
+	}
+	words, _ := shellword.FirstCommand(cmd[sc.lastStart:])
+	script, ok := shellword.Script(skipLaunchers(words))
+	return ok && endsWithBareAmpersand(script, depth+1)
+}
+
+// skipLaunchers drops what stands before the program a command runs:
+// assignments (X=1) and the commands that run the rest of the line in
+// the same process or in one that outlives the line anyway (nohup,
+// setsid, exec, env, command), with their options.
+func skipLaunchers(words []shellword.Word) []shellword.Word {
+	launcher := false
+	for len(words) > 0 && words[0].Literal {
+		w := words[0].Text
+		switch {
+		case filepath.Base(w) == "nohup", filepath.Base(w) == "setsid", w == "exec", filepath.Base(w) == "env", w == "command":
+			launcher = true
+		case launcher && strings.HasPrefix(w, "-"):
+		case isAssignment(w):
+		default:
+			return words
+		}
+		words = words[1:]
+	}
+	return words
+}
+
+// isAssignment reports whether w is NAME=value.
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }
 
 // ampScanner is the state of EndsWithBareAmpersand's single pass.
@@ -24,6 +75,8 @@ type ampScanner struct {
 	last, prev byte     // the last two significant bytes at top level
 	heredocs   []string // delimiters whose bodies start after the next newline
 	wordStart  bool
+	between    bool // at top level, no command has begun since the last separator
+	lastStart  int  // where the last top-level command began
 }
 
 func (sc *ampScanner) top() byte {
@@ -52,6 +105,9 @@ func (sc *ampScanner) next() byte {
 
 func (sc *ampScanner) step() {
 	c, top := sc.cmd[sc.i], sc.top()
+	if top == 0 {
+		sc.noteCommand(c)
+	}
 	switch {
 	case top == '\'':
 		if c == '\'' {
@@ -104,6 +160,24 @@ func (sc *ampScanner) step() {
 		sc.mark(c)
 	}
 	sc.wordStart = c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '('
+}
+
+// noteCommand keeps lastStart at the first byte of the last top-level
+// command: after a separator (";", a newline, "|", "&" other than in a
+// redirection such as 2>&1 or &>file), the next byte that is not blank, a
+// comment or a line continuation.
+func (sc *ampScanner) noteCommand(c byte) {
+	switch {
+	case c == ' ' || c == '\t', c == '#' && sc.wordStart, c == '\\' && sc.next() == '\n':
+	case c == '\n', c == ';', c == '|':
+		sc.between = true
+	case c == '&':
+		if sc.last != '>' && sc.last != '<' && sc.next() != '>' {
+			sc.between = true
+		}
+	case sc.between:
+		sc.between, sc.lastStart = false, sc.i
+	}
 }
 
 // heredoc reads "<<[-]WORD" at sc.i and queues WORD (unquoted) as a

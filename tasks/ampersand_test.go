@@ -3,6 +3,8 @@ package tasks
 import (
 	"strings"
 	"testing"
+
+	"github.com/qtask/qtask/tasks/shellword"
 )
 
 // bareAmpersandCases are commands and whether qtask must refuse them for
@@ -67,6 +69,35 @@ var bareAmpersandCases = []struct {
 	{"for i in 1 2; do\n  echo $i\ndone &", true},
 	{"ls # don't\nsleep 1 &", true},
 	{"echo 'multi\nline' &", true},
+	// A nested shell's script is read too: the inner shell would
+	// background the work and exit at once.
+	{`bash -c "npm run dev &"`, true},
+	{`sh -c 'x &'`, true},
+	{`zsh -c 'x &'`, true},
+	{`dash -c 'x &'`, true},
+	{`/bin/bash -lc 'npm run dev &'`, true},
+	{`sh -ec 'x &' sh arg`, true},
+	{`bash -c 'cd web && npm run dev &'`, true},
+	{`bash -c 'x &  # later'`, true},
+	{`bash -c "nohup x &"`, true},
+	{`sh -c 'setsid x &'`, true},
+	{`nohup x &`, true},
+	{`setsid x &`, true},
+	{`nohup bash -c 'x &'`, true},
+	{`setsid -w sh -c 'x &'`, true},
+	{`exec bash -c 'x &'`, true},
+	{`env -i PATH=/bin FOO=1 sh -c 'x &'`, true},
+	{`FOO=1 bash -c 'x &'`, true},
+	{"make build; bash -c 'x &'", true},
+	{"make build && sh -c 'x &'", true},
+	{"cat <<EOF\nbash -c 'x &' ok\nEOF\nbash -c 'y &'", true},
+	{"bash -c 'x &' 2>&1", true},
+	{"bash -c 'x &' &>/dev/null", true},
+	{"bash -c 'x &' # a comment", true},
+	{"sh -c 'x &' \\\n  arg0", true},
+	{`bash -c "sh -c 'x &'"`, true},
+	{`bash -c "sh -c 'zsh -c \"bash -c x\\ \\&\"'"`, true},
+	{`bash -c 'bash -c "bash -c \"bash -c x\\ \\&\""'`, true},
 
 	// Allowed: no "&" at the end, or one that does not background anything
 	// at the top level.
@@ -117,6 +148,24 @@ var bareAmpersandCases = []struct {
 	{"(( x & 1 ))", false},
 	{"echo $(( 5 & 3 ))", false},
 	{"for i in 1 2; do\n  sleep 1 &\ndone", false},
+	{`bash -c 'a && b'`, false},
+	{`bash -c 'echo "&"'`, false},
+	{`bash -c 'echo \&'`, false},
+	{`sh -c "echo '&'"`, false},
+	{`bash -c 'x & wait'`, false},
+	{`bash -c "$CMD &"`, false}, // what runs is the shell's business
+	{`bash -c 'x &'; wait`, false},
+	{`bash -c 'x &' && echo started`, false},
+	{`echo bash -c 'x &'`, false},
+	{`bash 'x &'`, false},
+	{`bash -x 'x &'`, false},
+	{`sh -c`, false},
+	{`python -c 'x &'`, false},
+	{`(bash -c 'x &')`, false},
+	{`bash -c 'x &`, false}, // unterminated: a syntax error
+	{"cat <<EOF\nbash -c 'x &'\nEOF", false},
+	{"bash -c 'x &' | cat", false},
+	{"# bash -c 'x &'", false},
 }
 
 func TestEndsWithBareAmpersand(t *testing.T) {
@@ -129,6 +178,27 @@ func TestEndsWithBareAmpersand(t *testing.T) {
 			t.Errorf("EndsWithBareAmpersand(%q) = false: qtask would run it and the real work would escape the task (output, exit code and stop lost)", tc.cmd)
 		} else {
 			t.Errorf("EndsWithBareAmpersand(%q) = true: qtask would refuse a command that does not end in a bare '&'", tc.cmd)
+		}
+	}
+}
+
+// nestShells wraps script in depth levels of `bash -c '…'`, each level's
+// script starting with prefix.
+func nestShells(depth int, prefix, script string) string {
+	for range depth {
+		script = "bash -c '" + strings.ReplaceAll(prefix+script, "'", `'\''`) + "'"
+	}
+	return script
+}
+
+// TestEndsWithBareAmpersandDepth: a nested shell's script is read as deep
+// as the leading-sleep rule reads one (shellword.MaxDepth), no deeper.
+func TestEndsWithBareAmpersandDepth(t *testing.T) {
+	for depth := 1; depth <= shellword.MaxDepth+1; depth++ {
+		cmd := nestShells(depth, "", "npm run dev &")
+		want := depth <= shellword.MaxDepth
+		if got := EndsWithBareAmpersand(cmd); got != want {
+			t.Errorf("%d nested shells: refused = %v, want %v\n%s", depth, got, want, cmd)
 		}
 	}
 }
@@ -152,6 +222,9 @@ func TestEndsWithBareAmpersandLargeInput(t *testing.T) {
 		{"quotes, escapes and comments, then &", flat + "sleep 1 &", true},
 		{"backslashes", strings.Repeat(`\`, 1<<20) + " &", true},
 		{"ampersands", strings.Repeat("a && ", 1<<18) + "b &", true},
+		{"a nested shell's long script", "bash -c '" + strings.Repeat("a && ", 1<<18) + "b &'", true},
+		{"nested shells, each a long script", nestShells(3, strings.Repeat("a && ", 1<<16), "b &"), true},
+		{"nested shells past the bound", nestShells(shellword.MaxDepth+1, strings.Repeat("a && ", 1<<16), "b &"), false},
 	}
 	for _, tc := range cases {
 		if got := EndsWithBareAmpersand(tc.cmd); got != tc.refuse {

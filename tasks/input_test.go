@@ -19,6 +19,7 @@ func TestCheckCommandAndName(t *testing.T) {
 		{"whitespace command", " \t\n ", "", "no command given"},
 		{"trailing ampersand", "npm run dev &", "", "ends with a bare '&'"},
 		{"trailing ampersand and comment", "sleep 9 & # later", "", "ends with a bare '&'"},
+		{"trailing ampersand in a nested shell", `bash -c "npm run dev &"`, "", "ends with a bare '&'"},
 		{"and-and", "make && make test", "", ""},
 		{"20 KB name", "true", strings.Repeat("n", 20000), "over the limit of 256"},
 		{"newline in name", "true", "a\nb", "U+000A"},

@@ -126,7 +126,7 @@ func (s *Store) prepareMonitor(opts *StartOptions) (*monitorSpec, error) {
 // command has started until finish.
 type events struct {
 	s      *Store
-	r      *record // as the wrapper claimed it: what killGroup proves
+	r      *record // as the wrapper claimed it: what killLeftovers proves
 	spec   *monitorSpec
 	grace  time.Duration
 	match  *regexp.Regexp
@@ -327,7 +327,7 @@ func (e *events) end(reason string) {
 	}
 	e.dropped = 0
 	if changed {
-		go killGroup(e.r, e.grace)
+		go killLeftovers(e.r, e.grace)
 	}
 }
 

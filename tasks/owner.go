@@ -64,13 +64,13 @@ func (procfs) taskID(pid int) string {
 // everything it starts unless a program scrubs its environment.
 const taskIDEnv = "QTASK_TASK_ID"
 
-// caller is the process about to send a signal: its own group is never a
-// target, whatever a record says.
-type caller struct{ pgrp, session int }
+// caller is the process about to send a signal: neither it nor its own
+// group is ever a target, whatever a record says.
+type caller struct{ pid, pgrp, session int }
 
 func self() caller {
 	sid, _ := unix.Getsid(0)
-	return caller{pgrp: syscall.Getpgrp(), session: sid}
+	return caller{pid: os.Getpid(), pgrp: syscall.Getpgrp(), session: sid}
 }
 
 // groupGoneError says a task's process group has no process left: nothing
@@ -87,6 +87,15 @@ type member struct {
 	pid int
 	procStat
 }
+
+// A task's processes are all of its command's descendants, whatever
+// process group or session they moved to. Those that left the command's
+// group (`setsid`, a `set -m` job, a daemon's double fork) are found by
+// ancestry: the wrapper is the child subreaper of everything the command
+// starts (Exec), so an orphan comes back to it rather than to pid 1, even
+// one that scrubbed its environment. They are signalled one by one, each
+// checked against its start time (signalProcess), and only while the
+// wrapper is alive as itself.
 
 // proveGroup returns nil if process group pgid belongs to task r, and
 // otherwise says why not. A group is the task's when
@@ -192,4 +201,109 @@ func leftoverGroups(procs procTable, r *record) []int {
 		}
 	}
 	return groups
+}
+
+// strays lists the live processes of task r outside process group pgid
+// (the command's group, which is signalled as a whole): every descendant
+// of the task's wrapper, except the wrapper's own children in its own
+// process group (the tmux calls it makes), the caller, its group and
+// pid 1. Nothing while the wrapper is not alive as itself (pid and start
+// time as recorded), and nothing for an adopted command, whose pane's
+// first process is the user's shell, not a wrapper. Callers signal strays
+// only once the task's group has been proved its own (proveGroup): a
+// record that fails that proof names no wrapper worth trusting.
+func strays(procs procTable, me caller, r *record, pgid int) []member {
+	if r.Adopted || r.WrapperPID <= 1 || r.WrapperStart == 0 {
+		return nil
+	}
+	wrapper, err := procs.stat(r.WrapperPID)
+	if err != nil || wrapper.startTime != r.WrapperStart || wrapper.state == 'Z' {
+		return nil
+	}
+	all, err := groupMembers(procs, func(procStat) bool { return true })
+	if err != nil {
+		return nil
+	}
+	children := map[int][]member{}
+	for _, m := range all {
+		children[m.ppid] = append(children[m.ppid], m)
+	}
+	var out []member
+	queue := []int{r.WrapperPID}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		for _, m := range children[parent] {
+			if parent == r.WrapperPID && m.pgrp == wrapper.pgrp || m.pid <= 1 || m.pid == r.WrapperPID {
+				continue
+			}
+			queue = append(queue, m.pid)
+			if m.state != 'Z' && m.pgrp != pgid && m.pid != me.pid && m.pgrp != me.pgrp {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// signalStrays sends sigs, in order, to each of task r's strays (those
+// outside the group pgid). The caller has proved pgid the task's.
+func signalStrays(procs processes, r *record, pgid int, sigs ...syscall.Signal) {
+	for _, m := range strays(procs, procs.self(), r, pgid) {
+		for _, sig := range sigs {
+			procs.signalProcess(m.pid, m.startTime, sig)
+		}
+	}
+}
+
+// descendsFrom reports whether the caller runs under the task's live
+// wrapper: a process of the task, whatever group or session it moved to
+// (the wrapper is its subreaper, so even an orphan has it as an ancestor).
+func (r *record) descendsFrom(procs procTable, me caller) bool {
+	if r.WrapperPID <= 1 || r.WrapperStart == 0 || me.pid <= 1 {
+		return false
+	}
+	// Parent links cannot loop; the bound only guards a misread table.
+	pid := me.pid
+	for range 1 << 16 {
+		st, err := procs.stat(pid)
+		if err != nil || st.ppid <= 1 {
+			return false
+		}
+		if st.ppid == r.WrapperPID {
+			w, err := procs.stat(st.ppid)
+			return err == nil && w.startTime == r.WrapperStart && w.state != 'Z'
+		}
+		pid = st.ppid
+	}
+	return false
+}
+
+// carriers lists the live processes that carry task r's QTASK_TASK_ID and
+// started no earlier than its command, in any group or session: what a
+// lost task left that its wrapper, gone, can no longer find by ancestry.
+// Never the caller, its group or pid 1, and nothing for a record without
+// an id or a start time (a process of an older boot or an older task
+// would pass).
+func carriers(procs procTable, me caller, r *record) []member {
+	since := r.CommandStart
+	if since == 0 {
+		since = r.WrapperStart
+	}
+	if r.ID == "" || since == 0 {
+		return nil
+	}
+	members, err := groupMembers(procs, func(st procStat) bool {
+		return st.startTime >= since && st.state != 'Z' && st.pgrp != me.pgrp
+	})
+	if err != nil {
+		return nil
+	}
+	var out []member
+	for _, m := range members {
+		if m.pid > 1 && m.pid != me.pid && procs.taskID(m.pid) == r.ID {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -175,6 +175,98 @@ func TestLeftoverGroups(t *testing.T) {
 	}
 }
 
+// strayTable is task t1 of ownedRecord with processes that left its
+// group: wrapper 400 (group 400) runs the command 500 (group 500).
+var strayTable = fakeProcs{
+	1:   *proc(1, 1, 1, ""),
+	300: *child(proc(300, 300, 100, ""), 1),                                              // the caller
+	400: *child(proc(400, 400, 8000, ""), 1),                                             // the wrapper
+	450: *child(proc(400, 400, 8500, ""), 400),                                           // a tmux call of the wrapper's
+	451: *child(proc(451, 451, 8600, ""), 450),                                           // …and what that started
+	500: *child(proc(500, 400, 9000, "t1"), 400),                                         // the command
+	501: *child(proc(500, 400, 9100, ""), 500),                                           // in its group
+	600: *child(proc(600, 600, 9200, "t1"), 500),                                         // setsid
+	601: *child(proc(601, 400, 9300, ""), 600),                                           // its child, in a group of its own (set -m)
+	700: *child(proc(700, 700, 9400, ""), 400),                                           // an orphan, back to its subreaper, environment scrubbed
+	701: {st: procStat{state: 'Z', ppid: 400, pgrp: 701, session: 701, startTime: 9500}}, // a dead orphan
+	800: *child(proc(800, 800, 9600, "t1"), 1),                                           // not under the wrapper (it carries the id)
+}
+
+func child(p *fakeProc, ppid int) *fakeProc {
+	p.st.ppid = ppid
+	return p
+}
+
+func TestStrays(t *testing.T) {
+	me := caller{pid: 300, pgrp: 300, session: 300}
+	cases := []struct {
+		name  string
+		procs fakeProcs
+		me    caller
+		rec   func(*record)
+		want  []int
+	}{
+		{name: "every descendant outside the command's group, but the wrapper's own calls and the dead",
+			procs: strayTable, want: []int{600, 601, 700}},
+		{name: "not the caller, nor its group", procs: strayTable, me: caller{pid: 601, pgrp: 700}, want: []int{600}},
+		{name: "wrapper gone", procs: strayTable.with(400, nil)},
+		{name: "wrapper pid recycled", procs: strayTable.with(400, child(proc(400, 400, 8001, ""), 1))},
+		{name: "wrapper a zombie", procs: strayTable.with(400, &fakeProc{st: procStat{state: 'Z', ppid: 1, pgrp: 400, session: 400, startTime: 8000}})},
+		{name: "adopted: the pane's shell is no wrapper", procs: strayTable, rec: func(r *record) { r.Adopted = true }},
+		{name: "record naming pid 1 as its wrapper", procs: strayTable, rec: func(r *record) { r.WrapperPID, r.WrapperStart = 1, 1 }},
+	}
+	for _, tc := range cases {
+		r := ownedRecord()
+		if tc.rec != nil {
+			tc.rec(r)
+		}
+		if tc.me == (caller{}) {
+			tc.me = me
+		}
+		var got []int
+		for _, m := range strays(tc.procs, tc.me, r, 500) {
+			got = append(got, m.pid)
+		}
+		sort.Ints(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: strays = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCarriers(t *testing.T) {
+	procs := strayTable.with(400, nil).
+		with(802, proc(802, 802, 8999, "t1")). // started before the command: an older task's
+		with(803, &fakeProc{st: procStat{state: 'Z', pgrp: 803, session: 803, startTime: 9700}, taskID: "t1"})
+	cases := []struct {
+		name string
+		me   caller
+		rec  func(*record)
+		want []int
+	}{
+		{name: "what carries the id and started since the command", me: caller{pid: 300, pgrp: 300}, want: []int{500, 600, 800}},
+		{name: "not the caller, nor its group", me: caller{pid: 800, pgrp: 500}, want: []int{600}},
+		{name: "no command start: since the wrapper's", me: caller{pid: 300, pgrp: 300},
+			rec: func(r *record) { r.CommandStart = 0 }, want: []int{500, 600, 800, 802}},
+		{name: "no start time at all", me: caller{pid: 300, pgrp: 300}, rec: func(r *record) { r.CommandStart, r.WrapperStart = 0, 0 }},
+		{name: "no id", me: caller{pid: 300, pgrp: 300}, rec: func(r *record) { r.ID = "" }},
+	}
+	for _, tc := range cases {
+		r := ownedRecord()
+		if tc.rec != nil {
+			tc.rec(r)
+		}
+		var got []int
+		for _, m := range carriers(procs, tc.me, r) {
+			got = append(got, m.pid)
+		}
+		sort.Ints(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: carriers = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestProveGroupRealProcess proves a real child's group from /proc: by its
 // start time, by its environment, and not at all with neither.
 func TestProveGroupRealProcess(t *testing.T) {
@@ -208,22 +300,31 @@ func TestProveGroupRealProcess(t *testing.T) {
 func TestStopCallerInsideTask(t *testing.T) {
 	r := ownedRecord()
 	cases := []struct {
-		name string
-		rec  func(*record)
-		me   caller
-		want bool
+		name  string
+		rec   func(*record)
+		procs fakeProcs
+		me    caller
+		want  bool
 	}{
 		{name: "in the command's group", me: caller{pgrp: 500, session: 77}, want: true},
 		{name: "in the task's session, another group", me: caller{pgrp: 600, session: 400}, want: true},
 		{name: "outside", me: caller{pgrp: 300, session: 300}},
 		{name: "group and session hidden by a pid namespace, no pid yet", rec: func(r *record) { r.PID, r.Session = 0, 0 }, me: caller{}},
+		{name: "in a session of its own under the wrapper", me: caller{pid: 601, pgrp: 601, session: 600}, want: true},
+		{name: "an orphan come back to the wrapper", me: caller{pid: 700, pgrp: 700, session: 700}, want: true},
+		{name: "carrying the task's id, but not under its wrapper", me: caller{pid: 800, pgrp: 800, session: 800}},
+		{name: "under a wrapper whose pid was recycled", procs: strayTable.with(400, child(proc(400, 400, 8001, ""), 1)),
+			me: caller{pid: 700, pgrp: 700, session: 700}},
 	}
 	for _, tc := range cases {
 		r := *r
 		if tc.rec != nil {
 			tc.rec(&r)
 		}
-		if got := r.contains(fakeProcs{}, tc.me); got != tc.want {
+		if tc.procs == nil {
+			tc.procs = strayTable
+		}
+		if got := r.contains(tc.procs, tc.me); got != tc.want {
 			t.Errorf("%s: contains(%+v) = %v, want %v", tc.name, tc.me, got, tc.want)
 		}
 	}

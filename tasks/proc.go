@@ -14,6 +14,7 @@ import (
 type procStat struct {
 	comm      string // the process's name (its main thread's, as /proc/PID/comm)
 	state     byte   // 'R', 'S', … 'Z' for a zombie: exited, not yet reaped
+	ppid      int    // the parent: the task's wrapper, for an orphan of the task (Exec)
 	pgrp      int
 	session   int
 	tpgid     int    // foreground process group of the process's terminal
@@ -58,6 +59,9 @@ func parseProcStat(s string) (procStat, error) {
 		st.comm = s[open+1 : i]
 	}
 	var err error
+	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
+		return procStat{}, fmt.Errorf("/proc stat ppid: %w", err)
+	}
 	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
 		return procStat{}, fmt.Errorf("/proc stat pgrp: %w", err)
 	}

@@ -76,9 +76,15 @@ func (s *Store) orphanedForeground(r *record) *record {
 
 // killOrphans kills what is left of a lost task: its command's process
 // group and the other groups in its wrapper's session, each only once
-// proved the task's (see proveGroup), so a recycled pid is never hit.
+// proved the task's (see proveGroup), so a recycled pid is never hit; and,
+// one by one, the processes that left both (`setsid`) but carry the task's
+// QTASK_TASK_ID (carriers): with the wrapper gone, ancestry no longer
+// leads to them.
 func killOrphans(procs processes, r *record) {
 	for _, pgid := range leftoverGroups(procs, r) {
 		signalOwned(procs, r, pgid, syscall.SIGKILL)
+	}
+	for _, m := range carriers(procs, procs.self(), r) {
+		procs.signalProcess(m.pid, m.startTime, syscall.SIGKILL)
 	}
 }

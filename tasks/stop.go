@@ -92,7 +92,8 @@ func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, er
 }
 
 // Stop ends a running task: the first signal to its whole process group
-// (grandchildren too), SIGKILL after the grace, and it returns once the task
+// (grandchildren too) and to every process of the task that left that
+// group (strays), SIGKILL after the grace, and it returns once the task
 // is settled. A task that already ended — or ends by itself before the
 // first signal lands — yields *NotRunningError; so does one whose process
 // group cannot be proved to be the task's (proveGroup): it is settled as
@@ -135,6 +136,10 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		return nil, s.alreadyEnded(ctx, r)
 	}
 	if v == stopSignalled {
+		// The first signal's group is proved; the processes that left it
+		// get it now, out of the state lock: a look through /proc per
+		// task would queue up many stops behind it.
+		signalStrays(s.procs(), r, r.PID, opts.Signal, syscall.SIGCONT)
 		if r, err = s.escalate(ctx, r, opts.Grace); err != nil {
 			return nil, err
 		}
@@ -166,6 +171,9 @@ func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*
 		return r, err
 	}
 	signalTarget(s.procs(), r, syscall.SIGKILL)
+	// The group was proved the task's by the first signal; it may have
+	// heeded it and be gone, what left it not.
+	signalStrays(s.procs(), r, r.PID, syscall.SIGKILL)
 	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
 }
 
@@ -257,7 +265,8 @@ func (r *record) commandEnded(procs procTable) bool {
 }
 
 // contains reports whether the caller runs inside the task: in the group a
-// stop would signal, or in the task's session (a shell inside the task).
+// stop would signal, in the task's session (a shell inside the task), or
+// anywhere under its wrapper (a process that left both: descendsFrom).
 // A task still starting has neither on record yet (its wrapper writes them
 // once the command runs), but its wrapper, the pane's session leader, is on
 // record from the first write: a caller in the wrapper's session is the
@@ -266,7 +275,7 @@ func (r *record) commandEnded(procs procTable) bool {
 // its pid namespace sees 0.)
 func (r *record) contains(procs procTable, me caller) bool {
 	g := r.targetGroup(procs)
-	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session {
+	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session || r.descendsFrom(procs, me) {
 		return true
 	}
 	if r.Session != 0 || r.WrapperPID <= 1 || me.session <= 1 {

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -129,10 +130,32 @@ func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
 	}
 }
 
+// signalProcess records the signal as signalGroup does: Stop's strays
+// (none in these tables, whose wrapper is not in them) would add to the
+// signals sent.
+func (l *signalLog) signalProcess(_ int, _ uint64, sig syscall.Signal) { l.signalGroup(0, sig) }
+
 func (l *signalLog) signals() []syscall.Signal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.sent)
+}
+
+// settlesOn plays the wrapper's part for a fake machine's signal: on end,
+// it records the exit under the lock (so after the stop's own step), then
+// settles, a requested stop making the task cancelled.
+func settlesOn(s *Store, id string, end syscall.Signal) func(syscall.Signal) {
+	return func(sig syscall.Signal) {
+		if sig != end {
+			return
+		}
+		code := 128 + int(sig)
+		now := time.Now().UTC()
+		r, err := s.update(id, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, &code; return nil })
+		if err == nil {
+			s.settle(id, r.stopOutcome(codeOutcome(code)))
+		}
+	}
 }
 
 // TestStopSignals drives Stop's signalling against a fake process table:
@@ -142,21 +165,6 @@ func (l *signalLog) signals() []syscall.Signal {
 func TestStopSignals(t *testing.T) {
 	const group, session, commandStart = 4190001, 4190000, 777
 	me := os.Getpid()
-	// The wrapper's part: record the exit under the lock (so after the
-	// stop's own step), then settle, a requested stop making it cancelled.
-	settlesOn := func(s *Store, id string, end syscall.Signal) func(syscall.Signal) {
-		return func(sig syscall.Signal) {
-			if sig != end {
-				return
-			}
-			code := 128 + int(sig)
-			now := time.Now().UTC()
-			r, err := s.update(id, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, &code; return nil })
-			if err == nil {
-				s.settle(id, r.stopOutcome(codeOutcome(code)))
-			}
-		}
-	}
 	for _, tc := range []struct {
 		name    string
 		adopted bool
@@ -240,6 +248,9 @@ func (m *movingForeground) stat(pid int) (procStat, error) {
 
 func (m *movingForeground) self() caller                           { return caller{pgrp: 1000, session: 1000} }
 func (m *movingForeground) signalGroup(pgid int, _ syscall.Signal) { m.sent = append(m.sent, pgid) }
+func (m *movingForeground) signalProcess(pid int, _ uint64, _ syscall.Signal) {
+	m.sent = append(m.sent, -pid)
+}
 
 // A stop of an adopted loop that meets a job just ended signals the next
 // one: the end of one job is not the end of the line (CI once settled such
@@ -252,5 +263,96 @@ func TestStopOfAnAdoptedLoopFindsTheNextJob(t *testing.T) {
 	}
 	if !slices.Equal(procs.sent, []int{700, 700}) {
 		t.Errorf("signalled groups %v, want the next job's group 700 (SIGINT, SIGCONT)", procs.sent)
+	}
+}
+
+// targetLog is a fake machine that records what each signal went to;
+// onSignal, when set, stands in for the wrapper, as in signalLog.
+type targetLog struct {
+	fakeProcs
+	mu       sync.Mutex
+	sent     []string
+	onSignal func(sig syscall.Signal)
+}
+
+func (l *targetLog) self() caller { return caller{pid: 300, pgrp: 300, session: 300} }
+
+func (l *targetLog) signalGroup(pgid int, sig syscall.Signal) {
+	l.record(fmt.Sprintf("group %d %v", pgid, sig))
+	if l.onSignal != nil {
+		go l.onSignal(sig)
+	}
+}
+
+func (l *targetLog) signalProcess(pid int, start uint64, sig syscall.Signal) {
+	l.record(fmt.Sprintf("pid %d@%d %v", pid, start, sig))
+}
+
+func (l *targetLog) record(what string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, what)
+}
+
+// A stop's signals reach the command's group and then, one by one and
+// checked by start time, the task's processes that left it: a setsid
+// child of the command and an orphan back to the wrapper; never the
+// wrapper's own tmux call, a dead orphan or a stranger. A group not proved
+// the task's gets nothing, and neither do the processes under its wrapper.
+// The wrapper is this test process (alive, so nothing is lost); the rest
+// exists only in the fake.
+func TestStopSignalsTheProcessesThatLeftTheGroup(t *testing.T) {
+	const group, session, wrapperGroup, commandStart = 4190001, 4190000, 4190100, 777
+	me := os.Getpid()
+	table := fakeProcs{
+		me:      *child(proc(wrapperGroup, session, processStart(me), ""), 1),
+		group:   *child(proc(group, session, commandStart, "t"), me),
+		4190002: *child(proc(4190002, 4190002, 800, ""), group),      // setsid
+		4190003: *child(proc(4190003, 4190003, 801, ""), me),         // an orphan
+		4190004: *child(proc(wrapperGroup, session, 802, ""), me),    // the wrapper's tmux call
+		4190005: {st: procStat{state: 'Z', ppid: me, pgrp: 4190005}}, // a dead orphan
+		4190006: *child(proc(4190006, 4190006, 803, ""), 1),          // a stranger
+	}
+	for _, tc := range []struct {
+		name    string
+		table   fakeProcs
+		want    []string
+		wantErr string
+	}{
+		{name: "the group, then each process that left it", table: table, want: []string{
+			"group 4190001 terminated", "group 4190001 continued",
+			"pid 4190002@800 terminated", "pid 4190002@800 continued",
+			"pid 4190003@801 terminated", "pid 4190003@801 continued"}},
+		// The command's pid left its group, and the group's one process
+		// is a stranger: nothing proves it the task's.
+		{name: "a group that is not the task's: nothing", wantErr: "is not the one qtask started",
+			table: table.with(group, child(proc(999, session, commandStart, ""), me)).with(4190007, child(proc(group, 1234, 1, ""), 1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestStore(t)
+			r := saveRunning(t, s, "5197a002", time.Now().UTC())
+			r.WrapperPID, r.WrapperStart = me, processStart(me)
+			r.PID, r.CommandStart, r.Session = group, commandStart, session
+			if err := s.save(r); err != nil {
+				t.Fatal(err)
+			}
+			procs := &targetLog{fakeProcs: tc.table}
+			procs.onSignal = settlesOn(s, r.ID, syscall.SIGTERM)
+			s.procsFake = procs
+			_, err := s.Stop(context.Background(), r.ID, StopOptions{Grace: 30 * time.Second})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("Stop: %v, want error %q", err, tc.wantErr)
+			}
+			procs.mu.Lock()
+			sent := slices.Clone(procs.sent)
+			procs.mu.Unlock()
+			// The processes in any order, each one's signals in order.
+			if len(sent) > 2 {
+				slices.SortStableFunc(sent[2:], func(a, b string) int { return strings.Compare(strings.Fields(a)[1], strings.Fields(b)[1]) })
+			}
+			if !slices.Equal(sent, tc.want) {
+				t.Errorf("a stop signalled\n%s\nwant\n%s", strings.Join(sent, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }

@@ -53,6 +53,11 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 
+	// Everything the command starts is the task's, whatever group or
+	// session it moves to: as their subreaper the wrapper gets back the
+	// orphans (a `setsid` daemon, a `set -m` job whose shell ended), so a
+	// stop and the end find them (strays), and reaps them (reapOrphans).
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	pid, err := startCommand(sp, opts)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
@@ -62,11 +67,12 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Now in the background of our own terminal: writing the end marker
 	// must not stop us if the user's terminal has tostop set.
 	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
+	go reapOrphans(pid)
 	if err := s.claimGroup(r, opts, pid); err != nil {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		killGroup(r, 0)
+		killLeftovers(r, 0)
 		waitCommand(pid)
 		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
@@ -218,9 +224,9 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 	o := exitOutcome(ws)
 	cur, err := s.noteExit(r.ID, o)
 	stopped := err == nil && cur.StopRequestedAt != nil
-	// The command is gone; whatever it left behind in its group goes too, so
-	// "completed" never means "still running underneath".
-	killGroup(r, grace)
+	// The command is gone; whatever it left behind, in its group or out of
+	// it, goes too, so "completed" never means "still running underneath".
+	killLeftovers(r, grace)
 
 	if stopped {
 		o = cur.stopOutcome(o)
@@ -317,27 +323,80 @@ func forwardSignals(sigs <-chan os.Signal, r *record, grace time.Duration, paneC
 		}
 		signalOwned(osProcesses{}, r, r.PID, sysSig)
 		if sysSig == syscall.SIGHUP {
-			go killGroup(r, grace)
+			go killLeftovers(r, grace)
 		}
 	}
 }
 
-// killGroup ends every process left in the command's process group:
-// SIGTERM, then SIGKILL once grace has passed, each only to a group proved
-// the task's. A group that is already empty costs one kill(2) probe.
-func killGroup(r *record, grace time.Duration) {
-	if r.PID <= 1 || groupEmpty(r.PID) {
+// killLeftovers ends every process the task has left: its command's
+// process group and the strays that left it, SIGTERM, then SIGKILL once
+// grace has passed; the group only once proved the task's, the strays as
+// the wrapper's descendants. Nothing left costs one kill(2) probe and one
+// waitid(2).
+func killLeftovers(r *record, grace time.Duration) {
+	procs := osProcesses{}
+	if r.PID <= 1 || leftoversGone(procs, r) {
 		return
 	}
-	signalOwned(osProcesses{}, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
+	signalOwned(procs, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
+	signalStrays(procs, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if groupEmpty(r.PID) {
+		if leftoversGone(procs, r) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	signalOwned(osProcesses{}, r, r.PID, syscall.SIGKILL)
+	signalOwned(procs, r, r.PID, syscall.SIGKILL)
+	signalStrays(procs, r, r.PID, syscall.SIGKILL)
+}
+
+// leftoversGone reports whether nothing of the task runs any more: its
+// group is empty and the wrapper, subreaper of all the rest, has no child
+// but its own (or none at all, which needs no look at /proc).
+func leftoversGone(procs osProcesses, r *record) bool {
+	if !groupEmpty(r.PID) {
+		return false
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD) || len(strays(procs, procs.self(), r, r.PID)) == 0
+}
+
+// reapOrphansEvery bounds how often reapOrphans looks through /proc: a
+// task whose processes daemonize by the thousand costs the wrapper a
+// look at most this often.
+const reapOrphansEvery = 100 * time.Millisecond
+
+// reapOrphans collects the task's orphans as they die: the wrapper is
+// their subreaper, and a zombie left unreaped would hold its pid for as
+// long as the task runs. It reaps, by pid, only dead children outside the
+// wrapper's own process group other than the command: the command's
+// status is waitCommand's, and the tmux calls the wrapper makes (children
+// in its group) are waited for by os/exec, whose wait a wait4(-1) here
+// would steal.
+func reapOrphans(command int) {
+	sigchld := make(chan os.Signal, 1)
+	signal.Notify(sigchld, syscall.SIGCHLD)
+	me, mine := os.Getpid(), syscall.Getpgrp()
+	for range sigchld {
+		// A look that reaps nothing first: Linux zeroes info when no
+		// child is dead, and only then is /proc read.
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != nil || info.Signo == 0 {
+			continue
+		}
+		dead, _ := groupMembers(procfs{}, func(st procStat) bool {
+			return st.ppid == me && st.state == 'Z' && st.pgrp != mine
+		})
+		for _, m := range dead {
+			if m.pid != command {
+				syscall.Wait4(m.pid, nil, syscall.WNOHANG, nil)
+			}
+		}
+		time.Sleep(reapOrphansEvery)
+	}
 }
 
 // groupEmpty reports whether no live process is left in group pgid.

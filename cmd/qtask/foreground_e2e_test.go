@@ -293,8 +293,10 @@ func TestPromoteErrors(t *testing.T) {
 	if r := h.qtask("promote", "--pane", "bogus"); r.code != 2 {
 		t.Fatalf("promote --pane bogus: exit %d, want 2", r.code)
 	}
-	if r := h.qtask("run", "--", "sleep 1 &"); r.code != 2 || !strings.Contains(r.stderr, "'&'") {
-		t.Fatalf("trailing &: exit %d %q, want 2 and why", r.code, r.stderr)
+	for _, cmd := range []string{"sleep 1 &", `bash -c "sleep 1 &"`} {
+		if r := h.qtask("run", "--", cmd); r.code != 2 || !strings.Contains(r.stderr, "'&'") {
+			t.Fatalf("trailing & (%s): exit %d %q, want 2 and why", cmd, r.code, r.stderr)
+		}
 	}
 	if r := h.qtask("run", "--", "true && echo '&'"); r.code != 0 {
 		t.Fatalf("a quoted & must run: exit %d %q", r.code, r.stderr)

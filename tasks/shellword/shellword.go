@@ -1,0 +1,155 @@
+// Package shellword reads shell command lines as sh would, as far as the
+// rules that look into a command need: the words of a simple command with
+// their quotes removed, and the script of a nested `bash -c '…'`. The
+// refusal of a trailing '&' (tasks) and of a leading sleep (agent) share it,
+// so both see through the same nested shells, to the same depth.
+package shellword
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// MaxDepth bounds how far the rules look into `bash -c '…'` nested in
+// `bash -c '…'`; each level is a strictly shorter string.
+const MaxDepth = 4
+
+// Script is the script of a command that runs one with a shell's -c
+// (`bash -c 'npm run dev &'`, `sh -ec '…'`, `zsh -lc '…'`), and whether
+// words are such a command with a literal script.
+func Script(words []Word) (string, bool) {
+	if len(words) < 3 || !words[0].Literal || !IsShell(filepath.Base(words[0].Text)) || !IsDashC(words[1]) || !words[2].Literal {
+		return "", false
+	}
+	return words[2].Text, true
+}
+
+// IsShell reports whether name is a POSIX-like shell that takes -c.
+func IsShell(name string) bool {
+	switch name {
+	case "sh", "bash", "dash", "zsh", "ksh":
+		return true
+	}
+	return false
+}
+
+// IsDashC reports whether w is -c, alone or among other single-letter
+// options (-lc, -ec).
+func IsDashC(w Word) bool {
+	return w.Literal && len(w.Text) >= 2 && w.Text[0] == '-' && strings.Contains(w.Text, "c") &&
+		strings.Trim(w.Text[1:], "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// Word is one shell word with its quotes removed; Literal is false when
+// it holds an expansion ($VAR, $(…), `…`) whose value only the shell knows.
+type Word struct {
+	Text    string
+	Literal bool
+}
+
+// FirstCommand reads the words of cmd's first simple command, skipping
+// leading blank and comment lines, and the operator that ends it: "" at
+// the end, "\n", ";", "&&", "||", "&", "|", or one of "<>()" for what this
+// reader does not follow. A comment after the words ends the command as
+// its newline does.
+func FirstCommand(cmd string) ([]Word, string) {
+	var words []Word
+	i := 0
+	for {
+		for i < len(cmd) && (cmd[i] == ' ' || cmd[i] == '\t' || (cmd[i] == '\n' && len(words) == 0)) {
+			i++
+		}
+		if i >= len(cmd) {
+			return words, ""
+		}
+		switch c := cmd[i]; c {
+		case '#':
+			j := strings.IndexByte(cmd[i:], '\n')
+			if j < 0 {
+				return words, ""
+			}
+			if len(words) > 0 {
+				return words, "\n"
+			}
+			i += j + 1
+			continue
+		case '\n', ';':
+			return words, string(c)
+		case '&', '|':
+			if i+1 < len(cmd) && cmd[i+1] == c {
+				return words, string([]byte{c, c})
+			}
+			return words, string(c)
+		case '<', '>', '(', ')':
+			return words, string(c)
+		case '\\':
+			if i+1 < len(cmd) && cmd[i+1] == '\n' {
+				i += 2 // a line continuation between words
+				continue
+			}
+		}
+		w, next := readWord(cmd, i)
+		words, i = append(words, w), next
+	}
+}
+
+// readWord reads the word starting at cmd[i] and returns it with the index
+// just past it.
+func readWord(cmd string, i int) (Word, int) {
+	var b strings.Builder
+	w := Word{Literal: true}
+	for i < len(cmd) {
+		switch c := cmd[i]; c {
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			w.Text = b.String()
+			return w, i
+		case '\\':
+			switch {
+			case i+1 >= len(cmd):
+				b.WriteByte(c) // a backslash at the very end is itself
+			case cmd[i+1] != '\n':
+				b.WriteByte(cmd[i+1])
+			}
+			i += 2
+		case '\'':
+			j := strings.IndexByte(cmd[i+1:], '\'')
+			if j < 0 { // unterminated: a syntax error, not a sleep
+				j, w.Literal = len(cmd)-i-1, false
+			}
+			b.WriteString(cmd[i+1 : i+1+j])
+			i += j + 2
+		case '"':
+			i++
+			for i < len(cmd) && cmd[i] != '"' {
+				switch {
+				case cmd[i] == '\\' && i+1 < len(cmd) && strings.IndexByte("\\\"$`\n", cmd[i+1]) >= 0:
+					if cmd[i+1] != '\n' {
+						b.WriteByte(cmd[i+1])
+					}
+					i++
+				case cmd[i] == '$' || cmd[i] == '`':
+					w.Literal = false
+					b.WriteByte(cmd[i])
+				default:
+					b.WriteByte(cmd[i])
+				}
+				i++
+			}
+			if i >= len(cmd) { // unterminated: a syntax error, not a sleep
+				w.Literal = false
+			}
+			i++
+		case '$', '`':
+			// An expansion: its text (and so where the word ends) is the
+			// shell's business; the word is marked and read on as is.
+			w.Literal = false
+			b.WriteByte(c)
+			i++
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	w.Text = b.String()
+	return w, len(cmd)
+}
