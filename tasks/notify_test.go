@@ -33,9 +33,28 @@ func settleOrFail(t *testing.T, s *Store, id string, code int) {
 	}
 }
 
+// deliver claims the scopes' notifications and commits them, as a reader
+// whose write succeeded.
+func deliver(s *Store, scopes []string, opts NotifyOptions) ([]*Notification, error) {
+	d, err := s.Notifications(scopes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.List, d.Commit()
+}
+
+// waitDeliver is deliver that waits (WaitNotifications).
+func waitDeliver(ctx context.Context, s *Store, scopes []string, opts NotifyOptions) ([]*Notification, error) {
+	d, err := s.WaitNotifications(ctx, scopes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.List, d.Commit()
+}
+
 func consume(t *testing.T, s *Store, scope string) []string {
 	t.Helper()
-	list, err := s.Notifications([]string{scope}, NotifyOptions{TailBytes: 8 << 10})
+	list, err := deliver(s, []string{scope}, NotifyOptions{TailBytes: 8 << 10})
 	if err != nil {
 		t.Fatalf("Notifications(%q): %v", scope, err)
 	}
@@ -54,7 +73,7 @@ func TestSettleQueuesExactlyOneNotification(t *testing.T) {
 	if _, changed, err := s.settle("abcd0001", codeOutcome(0)); err != nil || changed {
 		t.Fatalf("late settle: changed=%v err=%v", changed, err)
 	}
-	list, err := s.Notifications([]string{"%7"}, NotifyOptions{TailBytes: 5})
+	list, err := deliver(s, []string{"%7"}, NotifyOptions{TailBytes: 5})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("the scope's agent got %d notifications (%v) for one ended task, want 1", len(list), err)
 	}
@@ -98,8 +117,8 @@ func TestPeekLeavesNotifications(t *testing.T) {
 	saveRunningIn(t, s, "abcd0001", "A", "")
 	settleOrFail(t, s, "abcd0001", 0)
 	for range 2 {
-		if list, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(list) != 1 {
-			t.Fatalf("peek = %d, %v; want the one notification, left in place", len(list), err)
+		if d, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(d.List) != 1 {
+			t.Fatalf("peek = %v, %v; want the one notification, left in place", d, err)
 		}
 	}
 	if got := consume(t, s, "A"); len(got) != 1 {
@@ -124,7 +143,7 @@ func TestCrashBetweenNotificationAndRecord(t *testing.T) {
 		t.Fatalf("a task still running on disk was announced as ended: %q", got)
 	}
 	settleOrFail(t, s, "abcd0001", 1)
-	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	list, err := deliver(s, []string{"A"}, NotifyOptions{})
 	if err != nil || len(list) != 1 || list[0].Task.Status != StatusFailed {
 		t.Fatalf("after the real settle: %d notifications (%v); want exactly one, failed", len(list), err)
 	}
@@ -152,7 +171,7 @@ func TestRacingReadersConsumeEachNotificationOnce(t *testing.T) {
 					return
 				default:
 				}
-				list, err := s.Notifications([]string{"A"}, NotifyOptions{})
+				list, err := deliver(s, []string{"A"}, NotifyOptions{})
 				if err != nil {
 					t.Error(err)
 					return
@@ -194,7 +213,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	defer cancel()
 	got := make(chan []*Notification, 1)
 	go func() {
-		list, err := s.WaitNotifications(ctx, []string{"A"}, NotifyOptions{})
+		list, err := waitDeliver(ctx, s, []string{"A"}, NotifyOptions{})
 		if err != nil {
 			t.Error(err)
 		}
@@ -206,7 +225,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	if list, err := s.WaitNotifications(short, []string{"A"}, NotifyOptions{}); err == nil || len(list) != 0 {
+	if list, err := waitDeliver(short, s, []string{"A"}, NotifyOptions{}); err == nil || len(list) != 0 {
 		t.Errorf("waiting with nothing pending returned %d notifications, err %v; want the context's deadline", len(list), err)
 	}
 }
@@ -304,7 +323,7 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 	if err := syscall.Mkfifo(s.outputPath("abcd0001"), fileMode); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.Notifications([]string{"U"}, NotifyOptions{TailBytes: 100})
+	list, err := deliver(s, []string{"U"}, NotifyOptions{TailBytes: 100})
 	if err != nil || len(list) != 1 || len(list[0].Tail) != 0 || !list[0].TailCut {
 		t.Fatalf("notification with a FIFO for output: %d (%v); want one, no tail, marked cut", len(list), err)
 	}
@@ -328,7 +347,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	defer cancel()
 	got := make(chan time.Time, 1)
 	go func() {
-		list, err := s.WaitNotifications(ctx, []string{"A", "B"}, NotifyOptions{})
+		list, err := waitDeliver(ctx, s, []string{"A", "B"}, NotifyOptions{})
 		if err != nil || len(list) != 1 {
 			t.Errorf("the waiter got %d notifications, err %v; want 1", len(list), err)
 		}
