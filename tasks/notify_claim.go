@@ -58,7 +58,7 @@ var ownStart = sync.OnceValue(func() uint64 { return processStart(os.Getpid()) }
 type Delivery struct {
 	// List is what to deliver, in the order the tasks ended.
 	List []*Notification
-	s *Store
+	s    *Store
 	// dir is the claim directory; "" when nothing is claimed (a peek, or
 	// nothing pending) or once committed or released.
 	dir string

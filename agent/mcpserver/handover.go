@@ -41,7 +41,7 @@ var handOvers sync.Map // *mcp.RequestExtra → *handOver
 // or commits it now where no transport takes it.
 func deliverWithResult(req *mcp.CallToolRequest, d *tasks.Delivery) {
 	v, ok := handOvers.Load(req.Extra)
-	if !ok || req.Extra == nil {
+	if !ok {
 		d.Commit()
 		return
 	}
@@ -119,29 +119,37 @@ func (l *lockedWriter) expect(id jsonrpc.ID, extra *mcp.RequestExtra) {
 	l.calls[id] = extra
 }
 
-// wrote finishes the hand-overs of the responses in p, a line just
-// written (written: completely), for a caller holding l.mu.
-func (l *lockedWriter) wrote(p []byte, written bool) {
+// handOversIn takes the hand-overs of the responses in p, a line about to
+// be written, for a caller holding l.mu: found before the write, so that
+// nothing but the write separates the delivery from its commit. Their
+// handlers have returned (a response is written after its handler), so
+// the entries go.
+func (l *lockedWriter) handOversIn(p []byte) []*handOver {
 	if len(l.calls) == 0 {
-		return
+		return nil
 	}
+	var hs []*handOver
 	for _, id := range responseIDs(p) {
 		if extra, ok := l.calls[id]; ok {
 			delete(l.calls, id)
 			if v, ok := handOvers.LoadAndDelete(extra); ok {
-				v.(*handOver).finish(written)
+				hs = append(hs, v.(*handOver))
 			}
 		}
 	}
+	return hs
 }
 
-// abandon releases the hand-overs whose responses were never written.
+// abandon releases the hand-overs whose responses were never written. A
+// handler still running finds its hand-over finished and releases what
+// it claims; so the entry stays (the connection, and the server, are
+// closing).
 func (l *lockedWriter) abandon() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for id, extra := range l.calls {
 		delete(l.calls, id)
-		if v, ok := handOvers.LoadAndDelete(extra); ok {
+		if v, ok := handOvers.Load(extra); ok {
 			v.(*handOver).finish(false)
 		}
 	}

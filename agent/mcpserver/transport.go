@@ -171,8 +171,11 @@ type lockedWriter struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	waiting := l.handOversIn(p)
 	n, err := l.w.Write(p)
-	l.wrote(p, err == nil && n == len(p))
+	for _, h := range waiting {
+		h.finish(err == nil && n == len(p))
+	}
 	return n, err
 }
 
