@@ -31,8 +31,8 @@ import (
 //
 // So every notification is delivered at least once, and exactly once
 // unless a reader dies after its write completed and before the rename
-// that commits it: a window of one system call, after which the next
-// reader delivers it again. (A reader cannot close that window: it cannot
+// that commits it (the next system call, unless the reader is preempted
+// in between), after which the next reader delivers it again. (A reader cannot close that window: it cannot
 // both write and forget in one step. Dying before the write completed
 // redelivers what the consumer got only part of; that is no duplicate.)
 
