@@ -41,7 +41,7 @@ func TestMonitorEventsUpToTheEnd(t *testing.T) {
 	e.line("e8") // a token came back: the sixth and last event
 	e.line("e9 after the end")
 
-	list, err := s.Notifications([]string{"A"}, NotifyOptions{TailBytes: 1024})
+	list, err := deliver(s, []string{"A"}, NotifyOptions{TailBytes: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestMonitorLongLines(t *testing.T) {
 	endless := strings.Repeat("x", output.MaxLineBytes+10)
 	e.lines.Write([]byte(long + endless))
 	e.lines.Flush()
-	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	list, err := deliver(s, []string{"A"}, NotifyOptions{})
 	if err != nil || len(list) != 3 {
 		t.Fatalf("got %d notifications (%v), want 3 events", len(list), err)
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,8 +33,10 @@ import (
 //     leave such an entry alone, and when the task is settled later (by
 //     reconcile) the entry is written again under the same name: one entry,
 //     never two, never none.
-//   - consuming removes the entries it returns under the same lock, so two
-//     readers racing, or a hook fired twice, can never both get one.
+//   - a reader claims the entries it returns under the same lock, and
+//     removes them only once it has delivered them (notify_claim.go), so
+//     two readers racing, or a hook fired twice, never both get one, and a
+//     reader that fails to deliver, or dies, loses none.
 
 // notifyDir holds one directory per scope with pending notifications.
 func (s *Store) notifyDir() string { return filepath.Join(s.dir, "notify") }
@@ -46,6 +47,12 @@ func (s *Store) notifyDir() string { return filepath.Join(s.dir, "notify") }
 func (s *Store) scopeDir(scope string) string {
 	sum := sha256.Sum256([]byte(scope))
 	return filepath.Join(s.notifyDir(), hex.EncodeToString(sum[:16]))
+}
+
+// isScopeDirName reports whether name could be a scope's directory name.
+func isScopeDirName(name string) bool {
+	b, err := hex.DecodeString(name)
+	return err == nil && len(b) == 16
 }
 
 // notice is a queue entry as it sits on disk.
@@ -157,7 +164,8 @@ type Notification struct {
 
 // NotifyOptions says how Notifications reads a scope's queue.
 type NotifyOptions struct {
-	// Peek leaves the notifications queued; otherwise they are consumed.
+	// Peek leaves the notifications queued, claiming none; otherwise they
+	// are claimed for the caller to deliver (see Delivery).
 	Peek bool
 	// TailBytes is how much of each output's end to read.
 	TailBytes int
@@ -165,12 +173,18 @@ type NotifyOptions struct {
 
 // Notifications returns the pending notifications of scopes (an agent
 // session's hook reads its session's scope and the pane's, see
-// docs/AGENTS.md) in settle order and, unless opts.Peek, consumes them: no
-// other reader will ever get them. With nothing pending it costs one
-// directory read per scope and takes no lock, since it runs on every prompt
-// and tool call of an agent.
-func (s *Store) Notifications(scopes []string, opts NotifyOptions) ([]*Notification, error) {
-	pending := false
+// docs/AGENTS.md) in settle order and, unless opts.Peek, claims them: no
+// other reader gets them while the caller delivers them, and the caller
+// must Commit or Release the delivery (see notify_claim.go). With nothing
+// pending it costs one directory read per scope, and one of the claims,
+// and takes no lock, since it runs on every prompt and tool call of an
+// agent.
+func (s *Store) Notifications(scopes []string, opts NotifyOptions) (*Delivery, error) {
+	abandoned, err := s.abandonedClaims()
+	if err != nil {
+		return nil, err
+	}
+	pending := len(abandoned) > 0
 	for _, scope := range scopes {
 		names, err := pendingNames(s.scopeDir(scope))
 		if err != nil {
@@ -179,13 +193,16 @@ func (s *Store) Notifications(scopes []string, opts NotifyOptions) ([]*Notificat
 		pending = pending || len(names) > 0
 	}
 	if !pending {
-		return nil, nil
+		return &Delivery{s: s}, nil
 	}
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := s.returnAbandonedClaims(); err != nil {
+		return nil, err
+	}
 	var list []pendingNotice
 	for _, scope := range slices.Compact(slices.Sorted(slices.Values(scopes))) {
 		// Read again under the lock: another reader may have taken them.
@@ -201,6 +218,14 @@ func (s *Store) Notifications(scopes []string, opts NotifyOptions) ([]*Notificat
 		}
 		return strings.Compare(a.n.ID, b.n.ID)
 	})
+	if opts.Peek {
+		return &Delivery{s: s, List: notificationsOf(list, opts)}, nil
+	}
+	return s.claim(list, opts)
+}
+
+// notificationsOf makes the notifications of the entries of list.
+func notificationsOf(list []pendingNotice, opts NotifyOptions) []*Notification {
 	out := make([]*Notification, 0, len(list))
 	for _, p := range list {
 		if p.n.Event != nil {
@@ -216,14 +241,7 @@ func (s *Store) Notifications(scopes []string, opts NotifyOptions) ([]*Notificat
 		}
 		out = append(out, &Notification{Task: p.r.Task, Tail: tail, TailCut: cut})
 	}
-	if !opts.Peek {
-		for _, p := range list {
-			if err := os.Remove(p.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("consume notification: %w", err)
-			}
-		}
-	}
-	return out, nil
+	return out
 }
 
 // lastBytes reads up to the last n bytes of the file at path, and whether
@@ -250,7 +268,7 @@ func lastBytes(path string, n int) ([]byte, bool, error) {
 // until something is or ctx is done (then it returns ctx's error). It
 // sleeps on a doorbell in each scope's waiters directory (see doorbell.go),
 // not on a timer; a slow heartbeat covers a bell that could not ring.
-func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) ([]*Notification, error) {
+func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) (*Delivery, error) {
 	rung := make(chan struct{}, 1)
 	err := mkdirPrivate(s.notifyDir())
 	for _, scope := range scopes {
@@ -271,13 +289,13 @@ func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts Not
 	tick := time.NewTicker(slowPoll)
 	defer tick.Stop()
 	for {
-		list, err := s.Notifications(scopes, opts)
-		if err != nil || len(list) > 0 {
-			return list, err
+		d, err := s.Notifications(scopes, opts)
+		if err != nil || len(d.List) > 0 {
+			return d, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return &Delivery{s: s}, ctx.Err()
 		case <-rung:
 		case <-tick.C:
 		}

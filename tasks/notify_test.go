@@ -2,11 +2,13 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -33,9 +35,28 @@ func settleOrFail(t *testing.T, s *Store, id string, code int) {
 	}
 }
 
+// deliver claims the scopes' notifications and commits them, as a reader
+// whose write succeeded.
+func deliver(s *Store, scopes []string, opts NotifyOptions) ([]*Notification, error) {
+	d, err := s.Notifications(scopes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.List, d.Commit()
+}
+
+// waitDeliver is deliver that waits (WaitNotifications).
+func waitDeliver(ctx context.Context, s *Store, scopes []string, opts NotifyOptions) ([]*Notification, error) {
+	d, err := s.WaitNotifications(ctx, scopes, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.List, d.Commit()
+}
+
 func consume(t *testing.T, s *Store, scope string) []string {
 	t.Helper()
-	list, err := s.Notifications([]string{scope}, NotifyOptions{TailBytes: 8 << 10})
+	list, err := deliver(s, []string{scope}, NotifyOptions{TailBytes: 8 << 10})
 	if err != nil {
 		t.Fatalf("Notifications(%q): %v", scope, err)
 	}
@@ -54,7 +75,7 @@ func TestSettleQueuesExactlyOneNotification(t *testing.T) {
 	if _, changed, err := s.settle("abcd0001", codeOutcome(0)); err != nil || changed {
 		t.Fatalf("late settle: changed=%v err=%v", changed, err)
 	}
-	list, err := s.Notifications([]string{"%7"}, NotifyOptions{TailBytes: 5})
+	list, err := deliver(s, []string{"%7"}, NotifyOptions{TailBytes: 5})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("the scope's agent got %d notifications (%v) for one ended task, want 1", len(list), err)
 	}
@@ -98,8 +119,8 @@ func TestPeekLeavesNotifications(t *testing.T) {
 	saveRunningIn(t, s, "abcd0001", "A", "")
 	settleOrFail(t, s, "abcd0001", 0)
 	for range 2 {
-		if list, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(list) != 1 {
-			t.Fatalf("peek = %d, %v; want the one notification, left in place", len(list), err)
+		if d, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(d.List) != 1 {
+			t.Fatalf("peek = %v, %v; want the one notification, left in place", d, err)
 		}
 	}
 	if got := consume(t, s, "A"); len(got) != 1 {
@@ -124,51 +145,61 @@ func TestCrashBetweenNotificationAndRecord(t *testing.T) {
 		t.Fatalf("a task still running on disk was announced as ended: %q", got)
 	}
 	settleOrFail(t, s, "abcd0001", 1)
-	list, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	list, err := deliver(s, []string{"A"}, NotifyOptions{})
 	if err != nil || len(list) != 1 || list[0].Task.Status != StatusFailed {
 		t.Fatalf("after the real settle: %d notifications (%v); want exactly one, failed", len(list), err)
 	}
 }
 
+// TestRacingReadersConsumeEachNotificationOnce: 12 readers race for 80
+// notifications while they are settled, and every third delivery fails
+// its write (and puts what it claimed back): every notification is
+// delivered, by exactly one successful reader.
 func TestRacingReadersConsumeEachNotificationOnce(t *testing.T) {
 	s := newTestStore(t)
-	const n = 20
+	const n = 80
 	for i := range n {
 		saveRunningIn(t, s, fmt.Sprintf("abcd%04d", i), "A", "")
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
 	var wg sync.WaitGroup
+	// Cancelled when every notification has been delivered, or too late.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	done := make(chan struct{})
-	for range 3 {
+	for reader := range 12 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				select {
-				case <-done:
+			for try := 0; ctx.Err() == nil; try++ {
+				d, err := s.WaitNotifications(ctx, []string{"A"}, NotifyOptions{})
+				if ctx.Err() != nil {
+					d.Release()
 					return
-				default:
 				}
-				list, err := s.Notifications([]string{"A"}, NotifyOptions{})
 				if err != nil {
 					t.Error(err)
 					return
 				}
+				if (reader+try)%3 == 0 {
+					err := d.Deliver(func() error { return errors.New("the write failed") })
+					if err == nil || err.Error() != "the write failed" {
+						t.Errorf("a failed delivery returned %v", err)
+					}
+					continue
+				}
+				if err := d.Commit(); err != nil {
+					t.Error(err)
+					return
+				}
 				mu.Lock()
-				for _, x := range list {
+				for _, x := range d.List {
 					seen[x.Task.ID]++
 				}
-				total := len(seen)
+				if len(seen) == n {
+					cancel()
+				}
 				mu.Unlock()
-				if total == n {
-					return
-				}
-				if ctx.Err() != nil {
-					return
-				}
 			}
 		}()
 	}
@@ -176,7 +207,6 @@ func TestRacingReadersConsumeEachNotificationOnce(t *testing.T) {
 		settleOrFail(t, s, fmt.Sprintf("abcd%04d", i), 0)
 	}
 	wg.Wait()
-	close(done)
 	if len(seen) != n {
 		t.Errorf("readers saw %d of %d notifications", len(seen), n)
 	}
@@ -194,7 +224,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	defer cancel()
 	got := make(chan []*Notification, 1)
 	go func() {
-		list, err := s.WaitNotifications(ctx, []string{"A"}, NotifyOptions{})
+		list, err := waitDeliver(ctx, s, []string{"A"}, NotifyOptions{})
 		if err != nil {
 			t.Error(err)
 		}
@@ -206,7 +236,7 @@ func TestWaitNotificationsWakesOnSettle(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	if list, err := s.WaitNotifications(short, []string{"A"}, NotifyOptions{}); err == nil || len(list) != 0 {
+	if list, err := waitDeliver(short, s, []string{"A"}, NotifyOptions{}); err == nil || len(list) != 0 {
 		t.Errorf("waiting with nothing pending returned %d notifications, err %v; want the context's deadline", len(list), err)
 	}
 }
@@ -304,7 +334,7 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 	if err := syscall.Mkfifo(s.outputPath("abcd0001"), fileMode); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.Notifications([]string{"U"}, NotifyOptions{TailBytes: 100})
+	list, err := deliver(s, []string{"U"}, NotifyOptions{TailBytes: 100})
 	if err != nil || len(list) != 1 || len(list[0].Tail) != 0 || !list[0].TailCut {
 		t.Fatalf("notification with a FIFO for output: %d (%v); want one, no tail, marked cut", len(list), err)
 	}
@@ -328,7 +358,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	defer cancel()
 	got := make(chan time.Time, 1)
 	go func() {
-		list, err := s.WaitNotifications(ctx, []string{"A", "B"}, NotifyOptions{})
+		list, err := waitDeliver(ctx, s, []string{"A", "B"}, NotifyOptions{})
 		if err != nil || len(list) != 1 {
 			t.Errorf("the waiter got %d notifications, err %v; want 1", len(list), err)
 		}
@@ -355,5 +385,98 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(waitersDir(s.scopeDir(scope)), doorbellPrefix+"*")); len(left) != 0 {
 			t.Errorf("left behind in scope %s: %q", scope, left)
 		}
+	}
+}
+
+// claimsLeft lists what is left in the claims directory.
+func claimsLeft(t *testing.T, s *Store) []string {
+	t.Helper()
+	names, err := namesIn(s.claimsDir(), func(string) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// A claimed notification is no other reader's until its reader commits
+// (then it is gone for good) or releases it (then the next reader gets
+// it); neither leaves anything in the claims directory.
+func TestClaimHoldsANotificationUntilCommitOrRelease(t *testing.T) {
+	s := newTestStore(t)
+	saveRunningIn(t, s, "abcd0001", "A", "")
+	settleOrFail(t, s, "abcd0001", 0)
+	d, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	if err != nil || len(d.List) != 1 {
+		t.Fatalf("claim: %v, %v; want the one notification", d, err)
+	}
+	if got := consume(t, s, "A"); len(got) != 0 {
+		t.Errorf("a reader got %q while another held its claim", got)
+	}
+	if p, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(p.List) != 0 {
+		t.Errorf("a peek saw %v (%v) while a reader held its claim", p, err)
+	}
+	if err := d.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if left := claimsLeft(t, s); len(left) != 0 {
+		t.Errorf("a released claim left %q", left)
+	}
+	if got := consume(t, s, "A"); !slices.Equal(got, []string{"abcd0001"}) {
+		t.Errorf("after the release the next reader got %q, want abcd0001", got)
+	}
+	if got := consume(t, s, "A"); len(got) != 0 {
+		t.Errorf("after a commit a reader got %q again", got)
+	}
+	if left := claimsLeft(t, s); len(left) != 0 {
+		t.Errorf("a committed claim left %q", left)
+	}
+}
+
+// A claim whose reader is gone (its pid is dead, or now names a process
+// that started at another time) is returned to the queue by the next
+// reader, of any scope; a live reader's claim is left alone, and so is a
+// name that is no claim.
+func TestAbandonedClaimsReturnToTheQueue(t *testing.T) {
+	s := newTestStore(t)
+	for _, id := range []string{"abcd0001", "abcd0002", "abcd0003", "abcd0004"} {
+		saveRunningIn(t, s, id, "A", "")
+		settleOrFail(t, s, id, 0)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// Each claim takes one notification, then is renamed to what a
+	// reader that died would have left.
+	rename := func(name string) {
+		t.Helper()
+		d, err := s.Notifications([]string{"A"}, NotifyOptions{})
+		if err != nil || len(d.List) == 0 {
+			t.Fatalf("claim: %v, %v", d, err)
+		}
+		// Keep the first notification claimed, put the others back.
+		entries, _ := os.ReadDir(d.dir)
+		for _, e := range entries[1:] {
+			scope, entry, _ := strings.Cut(e.Name(), ".")
+			os.Rename(filepath.Join(d.dir, e.Name()), filepath.Join(s.notifyDir(), scope, entry))
+		}
+		if err := os.Rename(d.dir, filepath.Join(s.claimsDir(), name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rename(fmt.Sprintf("%d.%d.1", dead.Process.Pid, 1))                // its reader died
+	rename(fmt.Sprintf("%d.%d.1", os.Getpid(), ownStart()+1))          // its pid was recycled
+	rename(fmt.Sprintf("%d.%d.99", os.Getpid(), ownStart()))           // a live reader's
+	rename(fmt.Sprintf("%s%d.1.1", doneClaimPrefix, dead.Process.Pid)) // committed, then its reader died
+	if got := consume(t, s, "B"); len(got) != 0 {
+		t.Fatalf("scope B got %q", got)
+	}
+	// Scope B's read returned the two abandoned claims and removed the
+	// committed one.
+	if left := claimsLeft(t, s); !slices.Equal(left, []string{fmt.Sprintf("%d.%d.99", os.Getpid(), ownStart())}) {
+		t.Errorf("after a read the claims directory holds %q, want only the live reader's claim", left)
+	}
+	if got := consume(t, s, "A"); len(got) != 2 {
+		t.Errorf("scope A got %q back; want the 2 notifications whose readers died", got)
 	}
 }

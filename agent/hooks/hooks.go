@@ -310,12 +310,35 @@ type Options struct {
 	Pane, Server string
 }
 
+// Reply is a hook's answer: the bytes it writes, and the notifications
+// they carry, claimed for it (tasks.Delivery) until Write has written them.
+type Reply struct {
+	// Data is the answer; empty when the hook has nothing to say.
+	Data     []byte
+	delivery *tasks.Delivery
+}
+
+// Write writes the reply to w (the hook's stdout; its stderr for a
+// rewake) and only then removes its notifications from the queue: a write
+// that fails puts them back for the next hook or reader, and is returned.
+func (r Reply) Write(w io.Writer) error {
+	return r.delivery.Deliver(func() error {
+		if len(r.Data) == 0 {
+			return nil
+		}
+		if _, err := w.Write(r.Data); err != nil {
+			return fmt.Errorf("write the hook's answer: %w; its notifications stay queued", err)
+		}
+		return nil
+	})
+}
+
 // Handle answers one hook event of agent a: the pending notifications of
-// opts.Scopes, consumed, in the agent's answer shape; nil when there is
-// nothing to say. At the end of a turn it blocks only while notifications
-// are pending and the agent would honour one more block; otherwise they
-// stay queued for the next prompt.
-func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Options) ([]byte, error) {
+// opts.Scopes, claimed, in the agent's answer shape (Reply.Write delivers
+// them); an empty reply when there is nothing to say. At the end of a turn
+// it blocks only while notifications are pending and the agent would
+// honour one more block; otherwise they stay queued for the next prompt.
+func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Options) (Reply, error) {
 	event := opts.Event
 	if event == "" {
 		event = in.Event
@@ -323,10 +346,11 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	kind := a.Classify(event)
 	switch kind {
 	case Ignored:
-		return nil, nil
+		return Reply{}, nil
 	case Route:
 		in.Event = event
-		return a.Route(in, opts)
+		data, err := a.Route(in, opts)
+		return Reply{Data: data}, err
 	}
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	if !opts.OnlyScopes {
@@ -339,14 +363,14 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if kind == EndOfTurn {
 		var allow bool
 		if counter, allow = a.endOfTurn(ctx, store, agentDir, in, opts); !allow {
-			return nil, nil
+			return Reply{}, nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		// Interrupted (the agent gave up on the hook, or the person
 		// pressed Ctrl+C) while reading the transcript or holding: what
 		// is queued stays queued, for a hook whose answer will be read.
-		return nil, err
+		return Reply{}, err
 	}
 	mayIdle := opts.Pane != "" && (kind == EndOfTurn || event == "SessionStart")
 	tookBack := false
@@ -354,19 +378,20 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		var handedOff bool
 		var err error
 		if tookBack, handedOff, err = noteIdleFirst(store, opts); err != nil {
-			return nil, err
+			return Reply{}, err
 		}
 		if handedOff {
 			if counter != nil {
 				counter.Clear()
 			}
-			return a.Answer(event, nil), nil
+			return Reply{}, nil
 		}
 	}
-	out, err := a.answerQueued(store, event, opts.Scopes)
+	reply, err := a.answerQueued(store, event, opts.Scopes)
 	if err != nil {
-		return nil, err
+		return Reply{}, err
 	}
+	out := reply.Data
 	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && (!idle || tookBack) {
 		// Busy: any other event, or a turn kept going with what was read;
 		// or idle again once the hook has passed on what it took back.
@@ -379,7 +404,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 			counter.Clear()
 		}
 	}
-	return out, nil
+	return reply, nil
 }
 
 // endOfTurn prepares an end of turn: the session's block counter, and
@@ -414,25 +439,30 @@ func (a Agent) endOfTurn(ctx context.Context, store *tasks.Store, agentDir strin
 func noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
 	store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
 	pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
-	if err != nil || len(pending) == 0 {
+	if err != nil || len(pending.List) == 0 {
 		return false, false, err
 	}
 	tookBack = store.TakeBackIdle(opts.Scopes)
 	return tookBack, !tookBack, nil
 }
 
-// answerQueued consumes the scopes' pending notifications and answers
-// event with them in the agent's shape (nil: nothing to say).
-func (a Agent) answerQueued(store *tasks.Store, event string, scopes []string) ([]byte, error) {
-	list, err := store.Notifications(scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+// answerQueued claims the scopes' pending notifications and answers event
+// with them in the agent's shape (no Data: nothing to say).
+func (a Agent) answerQueued(store *tasks.Store, event string, scopes []string) (Reply, error) {
+	d, err := store.Notifications(scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
-		return nil, err
+		return Reply{}, err
 	}
+	return Reply{Data: a.Answer(event, envelopesOf(d.List)), delivery: d}, nil
+}
+
+// envelopesOf is the envelope of each notification of list.
+func envelopesOf(list []*tasks.Notification) []string {
 	envelopes := make([]string, len(list))
 	for i, n := range list {
 		envelopes[i] = agent.Envelope(n)
 	}
-	return a.Answer(event, envelopes), nil
+	return envelopes
 }
 
 // holdForRunning waits up to hold for the scopes' running tasks to end, so
@@ -628,8 +658,8 @@ const wakeLead = "Background tasks you started have ended while you were idle. R
 // Rewake is Claude Code's asyncRewake hook, armed at the end of each turn:
 // while the session's scopes have running tasks, it waits (up to
 // opts.Hold) for their next notification and returns the text to wake the
-// model with (the hook prints it on stderr and exits 2); "" when nothing
-// runs, or nothing came in time. Claude runs it in the background in an
+// model with (the hook writes it on stderr and exits 2); an empty reply
+// when nothing runs, or nothing came in time. Claude runs it in the background in an
 // interactive or streaming-input session, so it also fires while the agent
 // works; the notification is consumed like any other, so whichever hook
 // takes it first tells it, once. It waits only while tasks run: nothing
@@ -638,7 +668,7 @@ const wakeLead = "Background tasks you started have ended while you were idle. R
 // run, which ends its async hooks and waits for them to go). One waiter
 // per session: a new one stops the one before (armed at an earlier end of
 // turn, it would run out sooner).
-func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Options) (string, error) {
+func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Options) (Reply, error) {
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	scopes := opts.Scopes
 	if !opts.OnlyScopes {
@@ -646,26 +676,26 @@ func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Op
 	}
 	release, err := takeOverWaiter(ctx, agentDir, a.Name+"\x00"+in.SessionID+"\x00"+strings.Join(scopes, "\x00"))
 	if err != nil || release == nil {
-		return "", err
+		return Reply{}, err
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, opts.Hold)
 	defer cancel()
 	nopts := tasks.NotifyOptions{TailBytes: agent.TailBytes}
-	var list []*tasks.Notification
-	for len(list) == 0 && ctx.Err() == nil {
+	d := &tasks.Delivery{}
+	for len(d.List) == 0 && ctx.Err() == nil {
 		var ids []string
 		for _, scope := range scopes {
 			running, err := store.RunningIn(scope)
 			if err != nil {
-				return "", err
+				return Reply{}, err
 			}
 			ids = append(ids, running...)
 		}
 		if len(ids) == 0 {
 			// Nothing runs: what is pending now is all there will be.
-			if list, err = store.Notifications(scopes, nopts); err != nil {
-				return "", err
+			if d, err = store.Notifications(scopes, nopts); err != nil {
+				return Reply{}, err
 			}
 			break
 		}
@@ -673,20 +703,17 @@ func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Op
 		// without one (a task Claude itself announces), then look again.
 		wctx, stop := context.WithCancel(ctx)
 		go func() { store.Wait(wctx, ids); stop() }()
-		list, err = store.WaitNotifications(wctx, scopes, nopts)
+		d, err = store.WaitNotifications(wctx, scopes, nopts)
 		stop()
 		if err != nil && wctx.Err() == nil {
-			return "", err
+			return Reply{}, err
 		}
 	}
-	if len(list) == 0 {
-		return "", nil // nothing to wake for, out of time, or superseded
+	if len(d.List) == 0 {
+		return Reply{}, nil // nothing to wake for, out of time, or superseded
 	}
-	envelopes := make([]string, len(list))
-	for i, n := range list {
-		envelopes[i] = agent.Envelope(n)
-	}
-	return wakeLead + strings.Join(envelopes, "\n"), nil
+	text := wakeLead + strings.Join(envelopesOf(d.List), "\n") + "\n"
+	return Reply{Data: []byte(text), delivery: d}, nil
 }
 
 // takeOverWaiter makes this process the one waiter for key: it stops the

@@ -147,16 +147,18 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 	})
 }
 
-// pending consumes the scope's notifications and renders them for the end
-// of a result. A queue that cannot be read is said so in the result, and
+// pending claims the scope's notifications and renders them for the end
+// of a result; they leave the queue once the result is written (see
+// handover.go). A queue that cannot be read is said so in the result, and
 // its notifications stay queued for the next reader.
 func (h *handlers) pending(c *call) string {
-	list, err := c.store.Notifications([]string{h.opts.Start.Scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	d, err := c.store.Notifications([]string{h.opts.Start.Scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return "\n\n(qtask could not read the task notifications: " + oneLine(err) + ")"
 	}
+	deliverWithResult(c.req, d)
 	var b strings.Builder
-	for _, n := range list {
+	for _, n := range d.List {
 		if n.Task.ID == c.own && n.Event == nil {
 			continue // the result tells that end; a monitor's events it does not
 		}

@@ -21,12 +21,13 @@ const maxLine = mcp.DefaultMaxLineLength
 // that is not JSON (its decoder cannot resynchronize); here each line is
 // checked first, and one that is not a JSON-RPC message is answered with a
 // JSON-RPC error (parse error, or invalid request) and dropped, so the
-// server keeps serving.
+// server keeps serving. A tool result's notifications leave their queue
+// once the line that carries them is written (see handover.go).
 func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	pr, pw := io.Pipe()
 	w := &lockedWriter{w: out}
 	go func() { pw.CloseWithError(filterLines(in, pw, w)) }()
-	return &mcp.IOTransport{Reader: pr, Writer: w}
+	return &handOverTransport{Transport: &mcp.IOTransport{Reader: pr, Writer: w}, w: w}
 }
 
 // filterLines passes the well-formed lines of in to valid and answers the
@@ -158,16 +159,24 @@ func batchesAllowed(v string) bool {
 }
 
 // lockedWriter serializes whole-message writes of the SDK and of
-// filterLines' refusals on one stream.
+// filterLines' refusals on one stream, and finishes the hand-overs of the
+// tool calls whose responses it writes.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// calls are the tool calls awaiting their responses, by id.
+	calls map[jsonrpc.ID]*mcp.RequestExtra
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	waiting := l.handOversIn(p)
+	n, err := l.w.Write(p)
+	for _, h := range waiting {
+		h.finish(err == nil && n == len(p))
+	}
+	return n, err
 }
 
 func (l *lockedWriter) Close() error { return nil }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,11 +95,11 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 		return err
 	}
 	nopts := tasks.NotifyOptions{Peek: opts.Peek, TailBytes: agent.TailBytes}
-	var list []*tasks.Notification
+	var d *tasks.Delivery
 	if opts.Wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, opts.Wait)
 		defer cancel()
-		list, err = store.WaitNotifications(wctx, opts.Scopes, nopts)
+		d, err = store.WaitNotifications(wctx, opts.Scopes, nopts)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if opts.JSON {
 				fmt.Fprintln(deps.IO.Out, "[]")
@@ -106,21 +107,34 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 			return &ExitError{Code: exitTimeout}
 		}
 	} else {
-		list, err = store.Notifications(opts.Scopes, nopts)
+		d, err = store.Notifications(opts.Scopes, nopts)
 	}
 	if err != nil {
 		return err
 	}
+	// One write of the whole batch: the notifications leave the queue
+	// once it has succeeded, and go back to it if it failed.
+	var out []byte
 	if opts.JSON {
-		entries := make([]inboxEntry, len(list))
-		for i, n := range list {
+		entries := make([]inboxEntry, len(d.List))
+		for i, n := range d.List {
 			tail, cut := agent.Tail(n)
 			entries[i] = inboxEntry{Task: n.Task, Event: n.Event, OutputTail: tail, OutputTailTruncated: cut, Envelope: agent.Envelope(n)}
 		}
-		return writeJSON(deps.IO.Out, entries)
+		var b bytes.Buffer
+		if err := writeJSON(&b, entries); err != nil {
+			return errors.Join(err, d.Release())
+		}
+		out = b.Bytes()
+	} else {
+		for _, n := range d.List {
+			out = append(append(out, agent.Envelope(n)...), '\n')
+		}
 	}
-	for _, n := range list {
-		fmt.Fprintln(deps.IO.Out, agent.Envelope(n))
-	}
-	return nil
+	return d.Deliver(func() error {
+		if _, err := deps.IO.Out.Write(out); err != nil {
+			return fmt.Errorf("print notifications: %w; they stay queued for the next reader", err)
+		}
+		return nil
+	})
 }

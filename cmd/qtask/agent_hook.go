@@ -114,22 +114,25 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	}
 	if opts.Rewake > 0 {
 		hopts.Hold = opts.Rewake
-		text, err := opts.Agent.Rewake(ctx, store, in, hopts)
-		if err != nil || text == "" {
+		reply, err := opts.Agent.Rewake(ctx, store, in, hopts)
+		if err != nil || len(reply.Data) == 0 {
 			return hookWarning(deps, err)
 		}
-		fmt.Fprintln(deps.IO.ErrOut, text)
+		if err := reply.Write(deps.IO.ErrOut); err != nil {
+			return err
+		}
 		return &ExitError{Code: exitRewake}
 	}
-	out, err := opts.Agent.Handle(ctx, store, in, hopts)
+	reply, err := opts.Agent.Handle(ctx, store, in, hopts)
 	if err != nil && ctx.Err() != nil {
 		return err // interrupted before anything was consumed
 	}
 	if err != nil {
 		return hookWarning(deps, err)
 	}
-	_, err = deps.IO.Out.Write(out)
-	return err
+	// A failed write is an error (exit 1), not a warning: the agent got
+	// nothing, and the notifications wait in the queue for the next hook.
+	return reply.Write(deps.IO.Out)
 }
 
 // checkWake checks a --wake value.
