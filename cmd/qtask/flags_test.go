@@ -20,7 +20,9 @@ import (
 
 func testDeps() (*Deps, *bytes.Buffer, *bytes.Buffer) {
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	return &Deps{IO: IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}, out, errOut
+	deps := &Deps{IO: IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}}
+	deps.OpenTasks = deps.openStore
+	return deps, out, errOut
 }
 
 // capturingCmd builds the named subcommand with a runF that records the

@@ -84,7 +84,7 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 		filter.Status = st
 	}
 	filter.Scope = opts.Scope
-	store, err := deps.Store(ctx)
+	store, err := deps.OpenTasks(ctx)
 	if err != nil {
 		return err
 	}

@@ -91,12 +91,20 @@ func runPromote(ctx context.Context, deps *Deps, opts *PromoteOptions) error {
 }
 
 func promoteTask(ctx context.Context, deps *Deps, opts *PromoteOptions) (*tasks.PromoteResult, error) {
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, err := deps.Config()
 	if err != nil {
 		return nil, err
 	}
 	if opts.ID != "" {
+		store, err := deps.OpenTasks(ctx)
+		if err != nil {
+			return nil, err
+		}
 		return store.Promote(ctx, opts.ID, cfg.Session)
+	}
+	store, err := deps.Store(ctx)
+	if err != nil {
+		return nil, err
 	}
 	pane, err := tmux.ParsePaneID(opts.Pane)
 	if err != nil {

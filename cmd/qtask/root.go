@@ -70,6 +70,36 @@ type Deps struct {
 	// Arg0 is the command name as the user typed it ("bin/qtask" from a
 	// checkout), for the commands qtask's hints suggest.
 	Arg0 string
+	// OpenTasks opens the task store as the commands that only query and
+	// steer tasks (ls, status, stop, wait, promote) see it: Main sets it to
+	// Store; a unit test sets a fake, so those commands' run functions are
+	// tested without tmux or a state directory.
+	OpenTasks func(ctx context.Context) (TaskStore, error)
+}
+
+// TaskStore is what ls, status, stop, wait and promote need of the task
+// store (*tasks.Store is the real one): defined here, where it is used, so
+// a test's fake implements only this.
+type TaskStore interface {
+	List(tasks.Filter) ([]*tasks.Task, []string, error)
+	Get(idOrPrefix string) (*tasks.Task, error)
+	MarkSeen(*tasks.Task) error
+	OutputTail(t *tasks.Task, n int) (string, bool, error)
+	WriteOutputTail(t *tasks.Task, w io.Writer, n int) (int64, error)
+	StopMany(ctx context.Context, ids []string, opts tasks.StopOptions) []tasks.StopResult
+	StopAll(ctx context.Context, opts tasks.StopOptions) ([]tasks.StopResult, error)
+	Wait(ctx context.Context, ids []string) ([]*tasks.Task, error)
+	AwaitReady(ctx context.Context, idOrPrefix string, opts tasks.ReadyOptions) (*tasks.ReadyResult, error)
+	Promote(ctx context.Context, idOrPrefix, session string) (*tasks.PromoteResult, error)
+}
+
+// openStore is the real OpenTasks.
+func (d *Deps) openStore(ctx context.Context) (TaskStore, error) {
+	store, err := d.Store(ctx)
+	if err != nil {
+		return nil, err // not a nil *tasks.Store in a non-nil interface
+	}
+	return store, nil
 }
 
 // Config loads the config file named by the environment.
@@ -105,11 +135,21 @@ func (d *Deps) Task(ctx context.Context, id string) (*tasks.Store, *tasks.Task, 
 // unseen failures. A state dir that cannot record that must not stop the
 // looking, so that error is dropped.
 func (d *Deps) ViewTask(ctx context.Context, id string) (*tasks.Store, *tasks.Task, error) {
-	store, t, err := d.Task(ctx, id)
+	store, err := d.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := viewTask(store, id)
+	return store, t, err
+}
+
+// viewTask resolves id in store and marks the task seen (see ViewTask).
+func viewTask(store TaskStore, id string) (*tasks.Task, error) {
+	t, err := store.Get(id)
 	if err == nil {
 		_ = store.MarkSeen(t)
 	}
-	return store, t, err
+	return t, err
 }
 
 // ConfigAndStore loads the config and opens the store, for commands that
@@ -211,6 +251,7 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code
 // its exit code. It is the one place errors become exit codes.
 func Main() int {
 	deps := &Deps{IO: IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, Environ: os.Environ()}
+	deps.OpenTasks = deps.openStore
 	ctx := interruptContext()
 	env, envErr := config.EnvFrom(os.Getenv)
 	deps.Env = env

@@ -45,7 +45,11 @@ func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) 
 }
 
 func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
-	store, t, err := deps.ViewTask(ctx, opts.ID)
+	store, err := deps.OpenTasks(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := viewTask(store, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,7 @@ func writeStatusRows(out io.Writer, t *tasks.Task) {
 
 // writeEndLines writes an ended task's last lines of output: why it failed
 // is usually there. Nothing for a task that printed nothing.
-func writeEndLines(out io.Writer, store *tasks.Store, t *tasks.Task) error {
+func writeEndLines(out io.Writer, store TaskStore, t *tasks.Task) error {
 	var tail strings.Builder
 	if _, err := store.WriteOutputTail(t, &tail, statusEndLines); err != nil {
 		return err
@@ -109,7 +113,7 @@ func writeEndLines(out io.Writer, store *tasks.Store, t *tasks.Task) error {
 
 // writeOutputSoFar writes the end of a running task's output, a bounded
 // number of characters, and says whether that is all of it.
-func writeOutputSoFar(out io.Writer, store *tasks.Store, t *tasks.Task) error {
+func writeOutputSoFar(out io.Writer, store TaskStore, t *tasks.Task) error {
 	tail, cut, err := store.OutputTail(t, statusTailBytes)
 	if err != nil {
 		return err

@@ -59,7 +59,7 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions) error {
 		}
 		grace = cfg.StopGrace
 	}
-	store, err := deps.Store(ctx)
+	store, err := deps.OpenTasks(ctx)
 	if err != nil {
 		return err
 	}
