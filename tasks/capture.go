@@ -278,12 +278,18 @@ func (k *captureSink) note(text string) {
 	k.flush()
 }
 
-// close ends the stream and closes the file. Output the file would not
-// take is retried until drainUntil (blocked is told why meanwhile, nil at
-// the end); what is still waiting then is lost.
-func (k *captureSink) close(drainUntil time.Time, blocked func(error)) error {
+// close ends the stream and closes the file. lost, if set, is output
+// missing at the end: it is recorded, and said in a last line of the
+// file's, after everything. Output the file would not take is retried
+// until drainUntil (blocked is told why meanwhile, nil at the end); what
+// is still waiting then is lost.
+func (k *captureSink) close(lost string, drainUntil time.Time, blocked func(error)) error {
 	k.display.close()
 	k.screen.Close() // the tail becomes final lines, written over it
+	if lost != "" {
+		k.spool.Write([]byte("[qtask: " + lost + "]\n"))
+		k.lose(lost)
+	}
 	if loss := k.spool.drain(drainUntil, blocked); loss != "" {
 		k.lose(loss)
 	}
@@ -293,7 +299,10 @@ func (k *captureSink) close(drainUntil time.Time, blocked func(error)) error {
 // Capture is `qtask _capture ID`, the far end of an adopted pane's
 // pipe-pane. It cleans the raw terminal stream into the task's output file
 // and, when it sees the end marker (or its input ends), flushes and marks
-// the output acknowledged so the task may settle.
+// the output acknowledged so the task may settle. An input that ends
+// before the marker is no proof that everything came through (see
+// paneClosedLoss): the output is then said to be incomplete, in the
+// record and at the end of the file.
 func (s *Store) Capture(id string, in *os.File) error {
 	r, err := s.load(id)
 	if err != nil {
@@ -326,8 +335,11 @@ func (s *Store) Capture(id string, in *os.File) error {
 	if seeded {
 		sink.screen.Seed(seed.Rows, seed.Hidden, seed.CursorX, seed.CursorY, seed.Alternate)
 	}
-	sink.copyFrom(in, nil) // EOF: the pane is gone, and everything is in
-	writeErr := sink.close(time.Now().Add(settleRetryMax), nil)
+	lost := ""
+	if end, _ := sink.copyFrom(in, nil); !end {
+		lost = "the pane's pipe ended before its output was all read; lines may be missing"
+	}
+	writeErr := sink.close(lost, time.Now().Add(settleRetryMax), nil)
 	_, err = s.update(id, func(r *record) error {
 		r.OutputAcked = true
 		return nil

@@ -155,7 +155,7 @@ func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, m
 	}
 	h, err := c.attach()
 	if err != nil {
-		sink.close(time.Now(), nil)
+		sink.close("", time.Now(), nil)
 		return nil, err
 	}
 	go c.run(h)
@@ -428,11 +428,23 @@ func (c *paneCapture) printMarker() {
 	fmt.Fprintf(c.tty, "\x1b]%s\a", c.marker)
 }
 
+// paneClosedLoss is what a task whose pane was closed before the capture
+// passed the end marker has lost, as far as anyone can tell. The end of
+// the pane's pipe is no proof that everything came through: tmux 3.3a
+// destroys a killed pane (kill-pane, kill-window, kill-server) at once,
+// dropping what it had read from the pane but not yet written into the
+// pipe, and a SIGKILLed server drops it too. Only the end marker, which
+// the pane's terminal delivers after everything printed before it, proves
+// the output whole.
+const paneClosedLoss = "the pane was closed before its output was all read; lines may be missing"
+
 // finish waits until everything the command printed is in the output file,
 // closes it, and returns what was lost ("" when nothing was). paneClosed
-// says the pane is gone: then no marker can be printed and the end of the
-// pipe is its end. Output the file will not take is retried until until;
-// meanwhile blocked is told why.
+// says the pane is gone: then no marker can be printed, the capture reads
+// what the pipe still holds, and the output is complete only if the marker
+// had already passed (see paneClosedLoss). Output the file will not take
+// is retried until until; meanwhile blocked is told why. Output lost at
+// the end is said at the end of the file too.
 func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(error)) string {
 	if paneClosed {
 		select {
@@ -449,14 +461,19 @@ func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(erro
 	if gap != nil {
 		c.sink.lose(gap.String())
 	}
-	if !c.sink.sawEnd && !paneClosed {
+	lost := ""
+	switch {
+	case c.sink.sawEnd:
+	case paneClosed:
+		lost = paneClosedLoss
+	default:
 		why := "the capture stopped"
 		if failed != nil {
 			why = failed.Error()
 		}
-		c.sink.lose("output after " + c.sink.lastReadText() + " may be missing: " + why)
+		lost = "output after " + c.sink.lastReadText() + " may be missing: " + why
 	}
-	if err := c.sink.close(until, blocked); err != nil {
+	if err := c.sink.close(lost, until, blocked); err != nil {
 		c.sink.lose(err.Error())
 	}
 	return strings.Join(c.sink.losses, "; ")
