@@ -97,9 +97,18 @@ func setParallel() {
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
-		flag.Set("test.parallel", strconv.Itoa(waitingParallel*runtime.GOMAXPROCS(0)))
+		per := waitingParallel
+		if testing.Short() && os.Getenv("CI") != "true" {
+			per = shortParallel
+		}
+		flag.Set("test.parallel", strconv.Itoa(per*runtime.GOMAXPROCS(0)))
 	}
 }
+
+// shortParallel is waitingParallel for the inner loop (-short): the real
+// agents, whose TUIs starved at four per CPU, are skipped there, and the
+// tests left only wait on tmux and their commands.
+const shortParallel = 4
 
 // harness is one isolated qtask world: its own state dir, config, HOME and
 // a private tmux server on a socket in a temp dir, killed when the test ends.
