@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -39,21 +40,21 @@ type Env struct {
 	// Term is $TERM. In a task's wrapper it is what tmux set for the pane,
 	// given to a command whose caller had none.
 	Term string
-	// Scope groups tasks so that separate shells, and separate coding
-	// agent sessions, see separate task lists and notifications. It is
-	// $QTASK_SCOPE, else AgentSession, else $TMUX_PANE, else "default";
-	// never empty.
+	// Scope is whose the tasks this process starts are, and whose
+	// notifications it reads, as far as the environment says:
+	// ChosenScope, else AgentSession, else the person's place: $TMUX_PANE,
+	// else "default"; never empty. A process whose environment names no
+	// scope may still work for an agent that does not say so (gemini-cli's
+	// shell tool): the caller asks the state dir (see launch.Scope).
 	Scope string
-	// Scopes are the scopes whose notifications this process hears: Scope
-	// and, when that is an agent session, the pane's (or "default"), where
-	// the tasks the agent started without its session id went — gemini-cli
-	// gives its shell commands none.
-	Scopes []string
-	// AgentSession is the session of the coding agent whose tool runs
-	// qtask, as the agent's hooks name it: "claude:ID" from
-	// $CLAUDE_CODE_SESSION_ID, else "qwen:ID" from $QWEN_CODE_SESSION_ID
-	// (both agents set them for their commands and hooks); empty if
-	// neither is set.
+	// ChosenScope is $QTASK_SCOPE: a scope someone chose (a person for
+	// the agent they start, a hook, qtask for a task's own commands).
+	ChosenScope string
+	// AgentSession is the session of the coding agent whose tool or hook
+	// runs qtask: "claude:ID" from $CLAUDE_CODE_SESSION_ID, else "qwen:ID"
+	// from $QWEN_CODE_SESSION_ID (both agents set them for their commands,
+	// hooks and MCP servers), else "gemini:ID" from $GEMINI_SESSION_ID
+	// (gemini-cli sets it for its hooks only); empty if none is set.
 	AgentSession string
 	// TmuxTmpdir is $TMUX_TMPDIR, where tmux keeps its sockets (tmux's
 	// default, /tmp, when empty): it tells where `tmux -L NAME` listens.
@@ -104,8 +105,7 @@ func SessionScope(agent, id string) string {
 	return agent + ":" + id
 }
 
-// DefaultScope is the Scope used when neither $QTASK_SCOPE nor $TMUX_PANE
-// is set.
+// DefaultScope is the scope of a person's tasks started outside tmux.
 const DefaultScope = "default"
 
 // EnvFrom resolves an Env through getenv (os.Getenv in the real program, a
@@ -133,15 +133,10 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	default:
 		e.Agent = true
 	}
-	e.AgentSession = SessionScope("claude", getenv("CLAUDE_CODE_SESSION_ID"))
-	if e.AgentSession == "" {
-		e.AgentSession = SessionScope("qwen", getenv("QWEN_CODE_SESSION_ID"))
-	}
-	e.Scope = firstNonEmpty(getenv("QTASK_SCOPE"), e.AgentSession, e.TmuxPane, DefaultScope)
-	e.Scopes = []string{e.Scope}
-	if place := firstNonEmpty(getenv("QTASK_SCOPE"), e.TmuxPane, DefaultScope); place != e.Scope {
-		e.Scopes = append(e.Scopes, place)
-	}
+	e.AgentSession = firstNonEmpty(SessionScope("claude", getenv("CLAUDE_CODE_SESSION_ID")),
+		SessionScope("qwen", getenv("QWEN_CODE_SESSION_ID")), SessionScope("gemini", getenv("GEMINI_SESSION_ID")))
+	e.ChosenScope = getenv("QTASK_SCOPE")
+	e.Scope = firstNonEmpty(e.ChosenScope, e.AgentSession, e.TmuxPane, DefaultScope)
 
 	home := absOnly(getenv("HOME"))
 	e.Home, e.ClaudeConfigDir = home, getenv("CLAUDE_CONFIG_DIR")
@@ -166,6 +161,21 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 		return Env{}, err
 	}
 	return e, nil
+}
+
+// AgentScopes are the scopes the environment names for a coding agent:
+// ChosenScope and AgentSession, those that are set. Never the person's
+// place ($TMUX_PANE, "default"): an agent's hooks read these (and the
+// session their event names), so a task a person started in the same
+// pane, or outside tmux, is never told to an agent.
+func (e Env) AgentScopes() []string {
+	var scopes []string
+	for _, s := range []string{e.ChosenScope, e.AgentSession} {
+		if s != "" && !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes
 }
 
 // TmuxSocketFromTMUX returns the socket path part of $TMUX (everything

@@ -19,8 +19,8 @@ func TestEnvFrom(t *testing.T) {
 		name string
 		vars map[string]string
 		want Env
-		// scopes is want.Scopes; [want.Scope] when nil.
-		scopes []string
+		// agentScopes is what AgentScopes must return: never the place.
+		agentScopes []string
 	}{
 		{
 			name: "HOME only",
@@ -105,10 +105,12 @@ func TestEnvFrom(t *testing.T) {
 			want: Env{
 				Home:     "/home/u",
 				StateDir: "/home/u/.local/state/qtask", StateHome: "/home/u", StateHomeVar: "HOME",
-				ConfigPath: "/home/u/.config/qtask/config.toml",
-				TmuxPane:   "%3",
-				Scope:      "proj",
+				ConfigPath:  "/home/u/.config/qtask/config.toml",
+				TmuxPane:    "%3",
+				Scope:       "proj",
+				ChosenScope: "proj",
 			},
+			agentScopes: []string{"proj"},
 		},
 		{
 			name: "socket and task id passed through",
@@ -134,21 +136,28 @@ func TestEnvFrom(t *testing.T) {
 			want: Env{StateDir: "/q", Scope: "default"},
 		},
 		{
-			name:   "a Claude session is the scope, and the pane's is heard too",
-			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "TMUX_PANE": "%3", "CLAUDE_CODE_SESSION_ID": "c1", "QWEN_CODE_SESSION_ID": "q1"},
-			want:   Env{StateDir: "/q", TmuxPane: "%3", Scope: "claude:c1", AgentSession: "claude:c1", ClaudeSessionID: "c1", QwenSessionID: "q1"},
-			scopes: []string{"claude:c1", "%3"},
+			name:        "a Claude session is the scope, and the pane's is not an agent's",
+			vars:        map[string]string{"QTASK_STATE_DIR": "/q", "TMUX_PANE": "%3", "CLAUDE_CODE_SESSION_ID": "c1", "QWEN_CODE_SESSION_ID": "q1"},
+			want:        Env{StateDir: "/q", TmuxPane: "%3", Scope: "claude:c1", AgentSession: "claude:c1", ClaudeSessionID: "c1", QwenSessionID: "q1"},
+			agentScopes: []string{"claude:c1"},
 		},
 		{
-			name:   "a qwen session outside tmux",
-			vars:   map[string]string{"QTASK_STATE_DIR": "/q", "QWEN_CODE_SESSION_ID": "q1"},
-			want:   Env{StateDir: "/q", Scope: "qwen:q1", AgentSession: "qwen:q1", QwenSessionID: "q1"},
-			scopes: []string{"qwen:q1", "default"},
+			name:        "a qwen session outside tmux",
+			vars:        map[string]string{"QTASK_STATE_DIR": "/q", "QWEN_CODE_SESSION_ID": "q1"},
+			want:        Env{StateDir: "/q", Scope: "qwen:q1", AgentSession: "qwen:q1", QwenSessionID: "q1"},
+			agentScopes: []string{"qwen:q1"},
 		},
 		{
-			name: "QTASK_SCOPE wins over the agent's session",
-			vars: map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_SCOPE": "review", "CLAUDE_CODE_SESSION_ID": "c1"},
-			want: Env{StateDir: "/q", Scope: "review", AgentSession: "claude:c1", ClaudeSessionID: "c1"},
+			name:        "a gemini hook in a pane",
+			vars:        map[string]string{"QTASK_STATE_DIR": "/q", "TMUX_PANE": "%3", "GEMINI_SESSION_ID": "g1"},
+			want:        Env{StateDir: "/q", TmuxPane: "%3", Scope: "gemini:g1", AgentSession: "gemini:g1"},
+			agentScopes: []string{"gemini:g1"},
+		},
+		{
+			name:        "QTASK_SCOPE wins over the agent's session",
+			vars:        map[string]string{"QTASK_STATE_DIR": "/q", "QTASK_SCOPE": "review", "CLAUDE_CODE_SESSION_ID": "c1"},
+			want:        Env{StateDir: "/q", Scope: "review", ChosenScope: "review", AgentSession: "claude:c1", ClaudeSessionID: "c1"},
+			agentScopes: []string{"review", "claude:c1"},
 		},
 		{
 			name: "agent mode off, spelled out",
@@ -162,13 +171,9 @@ func TestEnvFrom(t *testing.T) {
 			if err != nil {
 				t.Fatalf("EnvFrom: %v", err)
 			}
-			if tt.scopes == nil {
-				tt.scopes = []string{tt.want.Scope}
+			if scopes := got.AgentScopes(); !slices.Equal(scopes, tt.agentScopes) {
+				t.Errorf("EnvFrom(…).AgentScopes() = %q, want %q", scopes, tt.agentScopes)
 			}
-			if !slices.Equal(got.Scopes, tt.scopes) {
-				t.Errorf("EnvFrom(…).Scopes = %q, want %q", got.Scopes, tt.scopes)
-			}
-			got.Scopes = nil
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("EnvFrom =\n%+v\nwant\n%+v", got, tt.want)
 			}

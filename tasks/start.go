@@ -64,6 +64,27 @@ type StartOptions struct {
 	Forget       func(*Task)
 }
 
+// scopeEnv is the variable that names a scope for qtask's own commands
+// ($QTASK_SCOPE, see config.Env.ChosenScope).
+const scopeEnv = "QTASK_SCOPE"
+
+// InScope is o for tasks of scope whose own qtask commands keep it: it is
+// set as $QTASK_SCOPE in the task's environment (replacing one there), for
+// a scope the environment did not name (an agent process's noted
+// session, an MCP server's own scope), which the task's processes, under
+// tmux and not under the agent, could not find again.
+func (o StartOptions) InScope(scope string) StartOptions {
+	o.Scope = scope
+	env := make([]string, 0, len(o.Env)+1)
+	for _, kv := range o.Env {
+		if !strings.HasPrefix(kv, scopeEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	o.Env = append(env, scopeEnv+"="+scope)
+	return o
+}
+
 // spec is what the wrapper needs and nobody else may see: the caller's
 // environment travels here, in a 0600 file the wrapper deletes on reading,
 // never in argv (the tmux server's environment is not the caller's).

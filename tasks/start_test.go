@@ -158,3 +158,14 @@ func TestStartThatLosesItsClaimLeavesTheRivalsFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestInScopeGivesTheTaskItsScope(t *testing.T) {
+	base := StartOptions{Env: []string{"A=1", "QTASK_SCOPE=old", "B=2"}, Scope: "old"}
+	got := base.InScope("gemini:s1")
+	if got.Scope != "gemini:s1" || strings.Join(got.Env, " ") != "A=1 B=2 QTASK_SCOPE=gemini:s1" {
+		t.Errorf("InScope = scope %q, env %q; want gemini:s1 and the variable replaced", got.Scope, got.Env)
+	}
+	if strings.Join(base.Env, " ") != "A=1 QTASK_SCOPE=old B=2" {
+		t.Errorf("InScope changed its receiver's environment: %q", base.Env)
+	}
+}

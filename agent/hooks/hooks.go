@@ -46,6 +46,11 @@ type Agent struct {
 	// background and wakes its model with what one says when it exits 2
 	// (Claude Code; see Rewake).
 	AsyncRewake bool
+	// sessionVar is the variable that names the session to the agent's
+	// hooks, when the agent gives it neither to its shell commands nor to
+	// its MCP servers (gemini-cli): the hooks then note the agent's
+	// process for them (tasks.Store.NoteAgentProcess).
+	sessionVar string
 }
 
 // The agents, as measured on their pinned releases (docs/AGENTS-TESTING.md):
@@ -56,7 +61,8 @@ var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
 		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
 	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
-	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
+	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
+		sessionVar: "GEMINI_SESSION_ID"}
 )
 
 // Agents lists the supported agents.
@@ -292,10 +298,16 @@ func (c *BlockCounter) Clear() { os.Remove(c.path) }
 type Options struct {
 	// Event overrides the input's hook_event_name.
 	Event string
-	// Scopes are whose notifications: the agent's processes' scopes, to
-	// which Handle adds the session's (SessionScopes) unless OnlyScopes.
+	// Scopes are whose notifications: the scopes the hook's environment
+	// names for the agent (config.Env.AgentScopes; never a person's pane
+	// or "default"), to which Handle adds the session's (SessionScopes)
+	// unless OnlyScopes.
 	Scopes     []string
 	OnlyScopes bool
+	// AgentSession is the session the hook's environment names
+	// (config.Env.AgentSession): the agent ran the hook, so the process
+	// above it is the agent's (see notedProcess).
+	AgentSession string
 	// Hold, at the end of a turn, first waits up to this long for the
 	// scope's running tasks (headless runs end with the turn); Rewake
 	// waits up to this long for a notification.
@@ -353,6 +365,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		return Reply{Data: data}, err
 	}
 	agentDir := filepath.Join(opts.StateDir, "agent")
+	a.noteProcess(store, in, opts)
 	if !opts.OnlyScopes {
 		if event == "SessionStart" {
 			a.RecordFork(ctx, agentDir, in)
@@ -405,6 +418,22 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		}
 	}
 	return reply, nil
+}
+
+// noteProcess notes, for an agent that does not give its session to its
+// shell commands and MCP servers, that its process works for the session
+// of in (tasks.Store.NoteAgentProcess), so the tasks they start are the
+// session's. Only when the agent itself ran the hook (its session
+// variable in the hook's environment names in's session): a hook run by
+// hand would note the person's shell. A note that cannot be written
+// leaves those tasks the person's place, as before the agent's first
+// hook; the hook goes on.
+func (a Agent) noteProcess(store *tasks.Store, in Input, opts Options) {
+	scope := config.SessionScope(a.Name, in.SessionID)
+	if a.sessionVar == "" || scope == "" || opts.AgentSession != scope {
+		return
+	}
+	store.NoteAgentProcess(a.sessionVar+"="+in.SessionID, scope)
 }
 
 // endOfTurn prepares an end of turn: the session's block counter, and

@@ -41,7 +41,7 @@ func (h *handlers) monitor(c *call, in monitorArgs) (string, error) {
 		}
 		mo.IdleTimeout = d
 	}
-	start := h.opts.Start
+	start := h.start(c)
 	start.Command, start.Name, start.Cwd = in.Command, in.Name, h.opts.Dir
 	if in.Cwd != "" {
 		start.Cwd = tasks.AbsDir(h.opts.Dir, in.Cwd)

@@ -26,10 +26,16 @@ import (
 // Options is what the server needs from its caller (the CLI), resolved once.
 type Options struct {
 	Store *tasks.Store
-	// Start is the template of every start: environment, scope, shell,
-	// session, tmux server, qtask binary, output cap, stop grace and the
-	// caller's pane. The server fills in the command and its flags.
+	// Start is the template of every start: environment, shell, session,
+	// tmux server, qtask binary, output cap, stop grace and the caller's
+	// pane. The server fills in the scope, the command and its flags.
 	Start tasks.StartOptions
+	// Scope is the scope of a call's tasks and notifications, asked at
+	// each call: the agent's session may be noted only after the server
+	// started (gemini-cli's hooks note it, tasks.Store.NoteAgentProcess).
+	// Never a person's pane or "default": the server's tasks are the
+	// agent's, and a person's are not told to it.
+	Scope func() string
 	// Dir is the directory a relative cwd is taken against (the server's).
 	Dir string
 	// ForegroundTimeout is how long a foreground shell call waits when the
@@ -123,6 +129,13 @@ type call struct {
 	// own is the id of the task the result itself reports the end of:
 	// its notification is consumed without being repeated.
 	own string
+	// scope is the call's scope (Options.Scope).
+	scope string
+}
+
+// start is the template of a start in the call's scope.
+func (h *handlers) start(c *call) tasks.StartOptions {
+	return h.opts.Start.InScope(c.scope)
 }
 
 // addTool registers a tool whose handler returns text. Every result
@@ -133,7 +146,7 @@ type call struct {
 // on it reached the model twice. They wait for the next result or hook.
 func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In) (string, error)) {
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		c := &call{ctx: ctx, req: req, store: h.opts.Store.WithContext(ctx)}
+		c := &call{ctx: ctx, req: req, store: h.opts.Store.WithContext(ctx), scope: h.opts.Scope()}
 		text, err := fn(c, in)
 		res := &mcp.CallToolResult{}
 		if err != nil {
@@ -152,7 +165,7 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 // handover.go). A queue that cannot be read is said so in the result, and
 // its notifications stay queued for the next reader.
 func (h *handlers) pending(c *call) string {
-	d, err := c.store.Notifications([]string{h.opts.Start.Scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	d, err := c.store.Notifications([]string{c.scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return "\n\n(qtask could not read the task notifications: " + oneLine(err) + ")"
 	}

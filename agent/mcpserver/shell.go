@@ -65,7 +65,7 @@ func (h *handlers) shell(c *call, in shellArgs) (string, error) {
 	if timeout == 0 {
 		timeout = maxWait // "never" still ends where clients give up
 	}
-	start := h.opts.Start
+	start := h.start(c)
 	start.Command, start.Name, start.Background = in.Command, in.Name, in.IsBackground
 	start.Cwd = h.opts.Dir
 	if in.Cwd != "" {

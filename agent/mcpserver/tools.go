@@ -24,7 +24,7 @@ const (
 )
 
 func (h *handlers) list(c *call, in listArgs) (string, error) {
-	filter := tasks.Filter{Scope: h.opts.Start.Scope}
+	filter := tasks.Filter{Scope: c.scope}
 	if in.Status != "" {
 		st, err := tasks.ParseStatus(in.Status)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -78,11 +79,20 @@ func serve(ctx context.Context, self, addr string) error {
 		return err
 	}
 	store = store.WithContext(ctx).WithWarnings(func(msg string) { say("warning: %s", msg) })
-	start := launch.StartOptions(cfg, env, os.Environ(), self)
+	start := launch.StartOptions(cfg, env, os.Environ(), self, store)
 	start.WindowInSession = cfg.AgentWindows == config.AgentWindowsQtask
+	// A server no agent names a session for has a scope of its own, never
+	// the person's place: a person's tasks are not told to an agent.
+	own := fmt.Sprintf("mcp:%d@%s", os.Getpid(), time.Now().UTC().Format("20060102T150405"))
 	server := mcpserver.New(mcpserver.Options{
-		Store:             store,
-		Start:             start,
+		Store: store,
+		Start: start,
+		Scope: func() string {
+			if scope := launch.AgentScope(env, store); scope != "" {
+				return scope
+			}
+			return own
+		},
 		Dir:               wd,
 		ForegroundTimeout: cfg.ForegroundTimeout,
 		Started: func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/agent"
+	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -33,17 +34,15 @@ func NewCmdAgent(deps *Deps) *cobra.Command {
 
 // scopeFlagUsage describes the --scope flag of the commands that read
 // notifications.
-const scopeFlagUsage = "whose notifications (default: the caller's scopes, see docs/AGENTS.md, \"Scope\")"
+const scopeFlagUsage = "whose notifications (default: the caller's scope, see docs/AGENTS.md, \"Scope\")"
 
 // InboxOptions are the parsed flags of `qtask agent inbox`.
 type InboxOptions struct {
+	// Scope is the scope read: when empty, the caller's (launch.Scope).
 	Scope string
-	// Scopes are the scopes read: Scope when given, else the caller's
-	// (config.Env.Scopes).
-	Scopes []string
-	Wait   time.Duration
-	Peek   bool
-	JSON   bool
+	Wait  time.Duration
+	Peek  bool
+	JSON  bool
 }
 
 // NewCmdAgentInbox builds `qtask agent inbox`.
@@ -61,10 +60,6 @@ leave them queued.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Wait < 0 {
 				return usageErrorf("--wait must not be negative")
-			}
-			opts.Scopes = deps.Env.Scopes
-			if opts.Scope != "" {
-				opts.Scopes = []string{opts.Scope}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -94,12 +89,17 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 	if err != nil {
 		return err
 	}
+	scope := opts.Scope
+	if scope == "" {
+		scope, _ = launch.Scope(deps.Env, store)
+	}
+	scopes := []string{scope}
 	nopts := tasks.NotifyOptions{Peek: opts.Peek, TailBytes: agent.TailBytes}
 	var d *tasks.Delivery
 	if opts.Wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, opts.Wait)
 		defer cancel()
-		d, err = store.WaitNotifications(wctx, opts.Scopes, nopts)
+		d, err = store.WaitNotifications(wctx, scopes, nopts)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if opts.JSON {
 				fmt.Fprintln(deps.IO.Out, "[]")
@@ -107,7 +107,7 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 			return &ExitError{Code: exitTimeout}
 		}
 	} else {
-		d, err = store.Notifications(opts.Scopes, nopts)
+		d, err = store.Notifications(scopes, nopts)
 	}
 	if err != nil {
 		return err

@@ -23,16 +23,15 @@ func runAgentCmd(cmd *cobra.Command, args ...string) error {
 
 func TestAgentFlags(t *testing.T) {
 	deps, _, _ := testDeps()
-	deps.Env.Scope, deps.Env.Scopes = "claude:s1", []string{"claude:s1", "%7"}
 	var inbox InboxOptions
 	newInbox := func() *cobra.Command {
 		return NewCmdAgentInbox(deps, func(_ context.Context, o *InboxOptions) error { inbox = *o; return nil })
 	}
-	if err := runAgentCmd(newInbox()); err != nil || !reflect.DeepEqual(inbox, InboxOptions{Scopes: deps.Env.Scopes}) {
-		t.Errorf("inbox: %+v, %v; want the caller's scopes", inbox, err)
+	if err := runAgentCmd(newInbox()); err != nil || !reflect.DeepEqual(inbox, InboxOptions{}) {
+		t.Errorf("inbox: %+v, %v; want no scope given", inbox, err)
 	}
 	if err := runAgentCmd(newInbox(), "--scope", "s", "--wait", "2s", "--peek", "--json"); err != nil ||
-		!reflect.DeepEqual(inbox, InboxOptions{Scope: "s", Scopes: []string{"s"}, Wait: 2 * time.Second, Peek: true, JSON: true}) {
+		!reflect.DeepEqual(inbox, InboxOptions{Scope: "s", Wait: 2 * time.Second, Peek: true, JSON: true}) {
 		t.Errorf("inbox with flags: %+v, %v", inbox, err)
 	}
 	var usage *UsageError

@@ -101,13 +101,15 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if err != nil {
 		return hookWarning(deps, err)
 	}
-	scopes := deps.Env.Scopes
+	// The agent's scopes only, never the person's place: a task a person
+	// started in this pane, or outside tmux, is not the agent's.
+	scopes := deps.Env.AgentScopes()
 	if opts.Scope != "" {
 		scopes = []string{opts.Scope}
 	}
 	hopts := hooks.Options{
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
-		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix),
+		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix), AgentSession: deps.Env.AgentSession,
 	}
 	if caller := deps.Caller(); opts.Wake == config.WakeTmux && caller.Inside() {
 		hopts.Pane, hopts.Server = string(caller.Pane), caller.Server.String()

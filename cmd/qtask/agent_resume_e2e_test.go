@@ -24,8 +24,8 @@ import (
 // while no agent runs; the resumed session's first model request carries
 // its notification, exactly once, and never that of a task another session
 // of the same agent started. The task's scope is the agent's session
-// (Claude and qwen give their commands its id; gemini gives them none, so
-// its tasks keep the pane's scope, which its hooks read too).
+// (Claude and qwen give their commands its id; gemini gives them none, and
+// its hooks note its process for them, so its tasks are the session's too).
 //
 // qwen is resumed twice in one conversation (each qwen run costs seconds of
 // CPU, so the two resumes share their runs): a plain --continue, which also
@@ -35,19 +35,18 @@ import (
 func TestRealAgentResumedSessionHearsItsTasks(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		agent     agenttest.Agent
-		resumes   [][]string // the arguments of each resumed run, in order
-		scope     string     // the prefix of the tasks' scope
-		separates bool       // the agent's sessions have scopes of their own
+		agent   agenttest.Agent
+		resumes [][]string // the arguments of each resumed run, in order
+		scope   string     // the prefix of the tasks' scope
 	}{
-		{agenttest.Claude, [][]string{{"--continue"}}, "claude:", true},
-		{agenttest.Qwen, [][]string{{"--continue"}, {"--continue", "--fork-session"}}, "qwen:", true},
-		{agenttest.Gemini, [][]string{{"--resume", "latest"}}, "default", false},
+		{agenttest.Claude, [][]string{{"--continue"}}, "claude:"},
+		{agenttest.Qwen, [][]string{{"--continue"}, {"--continue", "--fork-session"}}, "qwen:"},
+		{agenttest.Gemini, [][]string{{"--resume", "latest"}}, "gemini:"},
 	}
 	for _, c := range cases {
 		t.Run(c.agent.Name, func(t *testing.T) {
 			t.Parallel() // each case has its own server, state, home and mock
-			testResumeHearsTasks(t, c.agent, c.resumes, c.scope, c.separates)
+			testResumeHearsTasks(t, c.agent, c.resumes, c.scope)
 		})
 	}
 }
@@ -79,7 +78,7 @@ func resumeScript(t *testing.T, proj, tag string, resumes int) (runs []resumeRun
 	return runs, gates
 }
 
-func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]string, scopePrefix string, separates bool) {
+func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]string, scopePrefix string) {
 	agenttest.Require(t, agent)
 	h := newHarness(t)
 	h.writeConfig("shell = \"sh\"\n")
@@ -141,7 +140,7 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]strin
 			break
 		}
 		task := runningTaskOf(t, h, proj, fmt.Sprintf("out-r%d-$((6*7))-%s", k, tag), scopePrefix)
-		if k == 0 && separates {
+		if k == 0 {
 			startDecoy(t, h, proj, agent, tag)
 		}
 		endResumeTask(t, h, gates[k], task.ID)
@@ -202,8 +201,7 @@ func runningTaskOf(t *testing.T, h *harness, proj, marker, scopePrefix string) t
 // at once and must never be told to the session under test.
 func startDecoy(t *testing.T, h *harness, proj string, agent agenttest.Agent, tag string) {
 	t.Helper()
-	other := []string{"CLAUDE_CODE_SESSION_ID=", "QWEN_CODE_SESSION_ID="}
-	other[map[bool]int{true: 0, false: 1}[agent == agenttest.Claude]] += "another-session"
+	other := []string{"QTASK_SCOPE=" + agent.Name + ":another-session"}
 	if r := h.qtaskIn(proj, other, "run", "--bg", "--", "echo decoy-$((6*7))-"+tag); r.code != 0 {
 		t.Fatalf("decoy: exit %d %s", r.code, r.stderr)
 	}

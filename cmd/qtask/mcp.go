@@ -33,7 +33,9 @@ task_output, task_wait, task_stop), and turn output lines into
 notifications (monitor). Every result also carries the notifications of
 the scope's tasks that ended since the last reader, and of monitor events,
 once.
-The scope is $QTASK_SCOPE, else $TMUX_PANE, else "default"; tasks outlive
+The scope is $QTASK_SCOPE, else the session of the coding agent that
+started the server, else one of its own (mcp:PID@TIME): never a person's
+pane or "default", whose tasks are not told to an agent. Tasks outlive
 the server.
 
 With --http HOST:PORT it serves MCP's streamable HTTP at /mcp instead, for

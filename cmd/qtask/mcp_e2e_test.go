@@ -22,13 +22,15 @@ import (
 	"github.com/qtask/qtask/internal/testenv"
 )
 
-// mcpClient starts `qtask mcp` in the harness's world (scope "default")
-// with the official Go SDK's client over stdio, and closes it when the
-// test ends. opts may carry handlers (progress).
+// mcpClient starts `qtask mcp` in the harness's world with the official Go
+// SDK's client over stdio, and closes it when the test ends. opts may carry
+// handlers (progress). The server shares scope "default" with the harness's
+// own qtask commands, as a person shares a scope with an MCP client by
+// setting QTASK_SCOPE: without it, the server has a scope of its own.
 func (h *harness) mcpClient(opts *mcp.ClientOptions) (*mcp.ClientSession, *exec.Cmd) {
 	h.t.Helper()
 	cmd := exec.Command(qtaskBin, "mcp")
-	cmd.Env = h.env
+	cmd.Env = append(h.env[:len(h.env):len(h.env)], "QTASK_SCOPE=default")
 	cmd.Dir = h.root
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "qtask-test", Version: "1"}, opts)

@@ -118,7 +118,7 @@ func runMonitor(ctx context.Context, deps *Deps, opts *MonitorOptions) error {
 	if err != nil {
 		return err
 	}
-	start := deps.startOptions(cfg)
+	start := deps.startOptions(cfg, store)
 	start.Command, start.Name, start.Cwd = opts.Command, opts.Name, cwd
 	start.Monitor = &tasks.MonitorOptions{Options: opts.Monitor, Source: opts.Source}
 	t, err := store.Start(ctx, start)

@@ -181,8 +181,8 @@ func (d *Deps) tmuxServer() *tmux.Server {
 }
 
 // startOptions is what every start from this process shares (launch).
-func (d *Deps) startOptions(cfg config.Config) tasks.StartOptions {
-	return launch.StartOptions(cfg, d.Env, d.Environ, d.Self)
+func (d *Deps) startOptions(cfg config.Config, store *tasks.Store) tasks.StartOptions {
+	return launch.StartOptions(cfg, d.Env, d.Environ, d.Self, store)
 }
 
 // typedName is how hints name qtask: as the user typed it, so a hint

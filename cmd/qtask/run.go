@@ -220,7 +220,7 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 	if err != nil {
 		return cfg, nil, nil, err
 	}
-	start := deps.startOptions(cfg)
+	start := deps.startOptions(cfg, store)
 	start.Command, start.Name, start.Cwd, start.Background = opts.Command, opts.Name, cwd, opts.Background
 	start.Script = opts.Script
 	if !opts.Background {

@@ -24,11 +24,11 @@ func OpenStore(env config.Env) (*tasks.Store, error) {
 }
 
 // StartOptions is what every start from this process shares: the caller's
-// environment (environ), scope and place, the configured shell, session,
-// output cap, stop grace and retention. self is the qtask binary, whose directory
-// holds the wrapper.
-func StartOptions(cfg config.Config, env config.Env, environ []string, self string) tasks.StartOptions {
-	return tasks.StartOptions{
+// environment (environ), scope (Scope, asked of store) and place, the
+// configured shell, session, output cap, stop grace and retention. self is
+// the qtask binary, whose directory holds the wrapper.
+func StartOptions(cfg config.Config, env config.Env, environ []string, self string, store *tasks.Store) tasks.StartOptions {
+	opts := tasks.StartOptions{
 		Env:            environ,
 		Scope:          env.Scope,
 		Shell:          cfg.Shell,
@@ -43,6 +43,35 @@ func StartOptions(cfg config.Config, env config.Env, environ []string, self stri
 		Forget:         ForgetPanes(env.StateDir),
 		Caller:         tasks.CallerAt(env.TmuxSocketFromTMUX(), env.TmuxPane),
 	}
+	if scope, noted := Scope(env, store); noted {
+		opts = opts.InScope(scope)
+	}
+	return opts
+}
+
+// Scope is whose the tasks this process starts are, and whose
+// notifications it reads: the scope the environment names ($QTASK_SCOPE,
+// the agent session), else the session noted for the agent process it
+// runs under (gemini-cli names none to its shell tool:
+// tasks.Store.AgentProcessScope), else the person's place (the tmux
+// pane, or "default"). noted is true for the second: the environment did
+// not name it, so the tasks must be given it (tasks.StartOptions.InScope).
+func Scope(env config.Env, store *tasks.Store) (scope string, noted bool) {
+	if env.ChosenScope == "" && env.AgentSession == "" {
+		if s := store.AgentProcessScope(); s != "" {
+			return s, true
+		}
+	}
+	return env.Scope, false
+}
+
+// AgentScope is the scope of the coding agent this process works for, ""
+// when it works for a person: what Scope says, but never the place.
+func AgentScope(env config.Env, store *tasks.Store) string {
+	if len(env.AgentScopes()) > 0 {
+		return env.Scope
+	}
+	return store.AgentProcessScope()
 }
 
 // ForgetPanes drops what the shell hooks know of a pruned task's pane.
