@@ -9,8 +9,8 @@ import (
 )
 
 // Check refuses an address that is not on a loopback interface, unless
-// anyHost: the server runs commands for whoever reaches it, with no
-// authentication of its own.
+// anyHost: the server runs commands for whoever reaches it and holds its
+// token.
 func Check(addr string, anyHost bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -32,6 +32,23 @@ func Check(addr string, anyHost bool) error {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("--http %q is not a loopback address: anyone who reaches it can run commands as you; "+
 			"use 127.0.0.1 or ::1, or add --listen-any if you really mean it", addr)
+	}
+	return nil
+}
+
+// CheckNoAuth refuses to serve without a token anywhere but on a loopback
+// address written as one (127.0.0.1, ::1): a name such as localhost is
+// whatever the resolver says, and with --listen-any other machines reach
+// it. Even on loopback every local user can run commands as the server's
+// user, which the caller warns of.
+func CheckNoAuth(addr string, anyHost bool) error {
+	if anyHost {
+		return fmt.Errorf("--no-auth cannot go with --listen-any: anyone who reaches %s could run commands as you", addr)
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--no-auth needs --http with a loopback IP address, e.g. --http 127.0.0.1:8765 (got %q); "+
+			"or drop --no-auth and give clients the token qtask mcp prints", addr)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -35,18 +36,24 @@ func main() {
 	self := flags.String("qtask", "", "the qtask binary")
 	addr := flags.String("http", "", "serve streamable HTTP on HOST:PORT")
 	anyHost := flags.Bool("listen-any", false, "allow an address that is not loopback")
-	if err := flags.Parse(os.Args[1:]); err != nil || *self == "" || flags.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: qtask-mcp --qtask PATH [--http HOST:PORT [--listen-any]] (run `qtask mcp` instead)")
+	noAuth := flags.Bool("no-auth", false, "serve --http without a token")
+	unixSocket := flags.Bool("unix", false, "serve streamable HTTP on a unix socket in the state directory")
+	if err := flags.Parse(os.Args[1:]); err != nil || *self == "" || flags.NArg() != 0 || *unixSocket && *addr != "" {
+		fmt.Fprintln(os.Stderr, "usage: qtask-mcp --qtask PATH [--http HOST:PORT [--listen-any] [--no-auth] | --unix] (run `qtask mcp` instead)")
 		os.Exit(2)
 	}
 	if *addr != "" {
-		if err := mcpaddr.Check(*addr, *anyHost); err != nil {
+		err := mcpaddr.Check(*addr, *anyHost)
+		if err == nil && *noAuth {
+			err = mcpaddr.CheckNoAuth(*addr, *anyHost)
+		}
+		if err != nil {
 			say("%s", err)
 			os.Exit(2)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := serve(ctx, *self, *addr)
+	err := serve(ctx, *self, listen{addr: *addr, unix: *unixSocket, noAuth: *noAuth})
 	stop()
 	if err != nil && !errors.Is(err, context.Canceled) { // a signal is a clean stop
 		say("%s", err)
@@ -61,7 +68,15 @@ func say(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "qtask: %s\n", msg[1:len(msg)-1])
 }
 
-func serve(ctx context.Context, self, addr string) error {
+// listen is where the server serves: stdio when neither addr nor unix is
+// set.
+type listen struct {
+	addr   string // --http HOST:PORT
+	unix   bool   // --unix: the socket in the state directory
+	noAuth bool   // --no-auth: --http without a token
+}
+
+func serve(ctx context.Context, self string, at listen) error {
 	env, err := config.EnvFrom(os.Getenv)
 	if err != nil {
 		return err
@@ -102,13 +117,42 @@ func serve(ctx context.Context, self, addr string) error {
 		},
 		Version: version,
 	})
-	if addr != "" {
-		ln, err := net.Listen("tcp", addr)
+	switch {
+	case at.unix:
+		path := filepath.Join(env.StateDir, mcpserver.SocketName)
+		ln, err := mcpserver.ListenUnix(path)
+		if err != nil {
+			return fmt.Errorf("--unix: %w", err)
+		}
+		return mcpserver.ServeHTTP(ctx, server, ln, "", func(url string) {
+			fmt.Fprintf(os.Stderr, "qtask mcp: serving %s on the unix socket %s (mode 0600: only you can connect)\n", url, path)
+		})
+	case at.addr != "":
+		token, tokenFile, fresh := "", "", false
+		if !at.noAuth {
+			var err error
+			if token, tokenFile, fresh, err = store.MCPToken(); err != nil {
+				return err
+			}
+		}
+		ln, err := net.Listen("tcp", at.addr)
 		if err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
-		return mcpserver.ServeHTTP(ctx, server, ln, func(url string) {
+		return mcpserver.ServeHTTP(ctx, server, ln, token, func(url string) {
 			fmt.Fprintf(os.Stderr, "qtask mcp: serving %s\n", url)
+			if token == "" {
+				say("warning: --no-auth: every user and program on this machine can run commands as you through %s", url)
+				return
+			}
+			// Once, to the person who started it: the token is the
+			// whole of the protection.
+			kept := "kept in " + tokenFile
+			if fresh {
+				kept = "a new token, " + kept
+			}
+			fmt.Fprintf(os.Stderr, "qtask mcp: clients must send the header \"Authorization: Bearer %s\" (%s), e.g.\n"+
+				"  claude mcp add --transport http qtask %s --header \"Authorization: Bearer %[1]s\"\n", token, kept, url)
 		})
 	}
 	return server.Run(ctx, mcpserver.StdioTransport(os.Stdin, os.Stdout))

@@ -15,9 +15,14 @@ import (
 // MCPOptions are the parsed flags of `qtask mcp`.
 type MCPOptions struct {
 	// HTTP, when set, is the address to serve streamable HTTP on instead
-	// of stdio; loopback only unless ListenAny.
+	// of stdio; loopback only unless ListenAny. Clients must send the
+	// token in the state directory unless NoAuth.
 	HTTP      string
 	ListenAny bool
+	NoAuth    bool
+	// Unix serves streamable HTTP on a 0600 unix socket in the state
+	// directory instead, without a token: its permission bits decide.
+	Unix bool
 }
 
 // NewCmdMCP builds `qtask mcp`, the MCP server an agent starts over stdio.
@@ -39,18 +44,35 @@ pane or "default", whose tasks are not told to an agent. Tasks outlive
 the server.
 
 With --http HOST:PORT it serves MCP's streamable HTTP at /mcp instead, for
-clients that want HTTP: on a loopback address only (it runs commands for
-whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
+clients that want HTTP: on a loopback address only unless --listen-any,
+with DNS-rebinding protection on. Every request must carry the header
+"Authorization: Bearer TOKEN" or gets 401: any local user can reach a
+loopback port, and the tools run commands as you. The token is made on
+first use, kept in the state directory's mcp-token file (0600) and printed
+on stderr at every start; remove the file for a new one. --no-auth drops
+the token, only with a loopback IP address (127.0.0.1:PORT, [::1]:PORT).
+
+With --unix it serves the same at /mcp on the unix socket mcp.sock in the
+state directory, mode 0600: only you can connect, and no token is needed.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Changed, not a non-empty value: an empty --http (an unset
 			// variable) is a bad address, not a request for stdio.
 			http := cmd.Flags().Changed("http")
-			if opts.ListenAny && !http {
+			switch {
+			case opts.Unix && http:
+				return usageErrorf("--unix and --http are two places to serve: choose one")
+			case opts.ListenAny && !http:
 				return usageErrorf("--listen-any applies to --http; drop it or add --http HOST:PORT")
+			case opts.NoAuth && !http:
+				return usageErrorf("--no-auth applies to --http; drop it or add --http 127.0.0.1:PORT")
 			}
 			if http {
-				if err := mcpaddr.Check(opts.HTTP, opts.ListenAny); err != nil {
+				err := mcpaddr.Check(opts.HTTP, opts.ListenAny)
+				if err == nil && opts.NoAuth {
+					err = mcpaddr.CheckNoAuth(opts.HTTP, opts.ListenAny)
+				}
+				if err != nil {
 					return &UsageError{Err: err}
 				}
 			}
@@ -62,6 +84,8 @@ whoever reaches it) unless --listen-any, with DNS-rebinding protection on.`,
 	}
 	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on HOST:PORT (loopback) instead of stdio")
 	cmd.Flags().BoolVar(&opts.ListenAny, "listen-any", false, "with --http: allow an address that is not loopback")
+	cmd.Flags().BoolVar(&opts.NoAuth, "no-auth", false, "with --http on a loopback IP: serve without a token (any local user can run commands as you)")
+	cmd.Flags().BoolVar(&opts.Unix, "unix", false, "serve streamable HTTP on a 0600 unix socket in the state directory instead of stdio")
 	return cmd
 }
 
@@ -82,6 +106,12 @@ func runMCP(ctx context.Context, deps *Deps, opts *MCPOptions) error {
 	}
 	if opts.ListenAny {
 		argv = append(argv, "--listen-any")
+	}
+	if opts.NoAuth {
+		argv = append(argv, "--no-auth")
+	}
+	if opts.Unix {
+		argv = append(argv, "--unix")
 	}
 	return fmt.Errorf("start %s: %w", server, syscall.Exec(server, argv, deps.Environ))
 }

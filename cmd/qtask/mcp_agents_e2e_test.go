@@ -1,19 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -264,8 +264,11 @@ func eachAgent(t *testing.T, test func(t *testing.T, a agenttest.Agent, h *harne
 
 // TestRealAgentMCPConformance: `qtask mcp --http` on a loopback port passes the MCP
 // conformance suite's server-initialize, ping, tools-list and
-// dns-rebinding-protection scenarios; a non-loopback address is refused
-// without --listen-any.
+// dns-rebinding-protection scenarios with its token; a non-loopback
+// address is refused without --listen-any. The suite cannot send a
+// header, so it reaches the server through a proxy that adds the token
+// and passes everything else (the Host header too) as it came; straight,
+// without the token, its first scenario fails.
 func TestRealAgentMCPConformance(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -283,28 +286,40 @@ func TestRealAgentMCPConformance(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	server := exec.CommandContext(ctx, qtaskBin, "mcp", "--http", "127.0.0.1:0")
-	server.Env, server.Dir = h.env, h.root
-	stderr, err := server.StderrPipe()
+	url, _ := h.serveMCPHTTP()
+	conformance := func(url, scenario string) (string, bool) {
+		out, err := agenttest.Output(ctx, agenttest.ConformanceCommand(ctx, t, url, "--scenario", scenario))
+		return string(out), err == nil && strings.Contains(string(out), " 0 failed")
+	}
+	if out, ok := conformance(url, "server-initialize"); ok || !strings.Contains(out, "no bearer token") {
+		t.Errorf("conformance without the token passed, or failed for another reason than the missing token:\n%s", out)
+	}
+	proxied := bearerProxy(t, url, h.mcpToken())
+	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
+		if out, ok := conformance(proxied, scenario); !ok {
+			t.Errorf("conformance %s: \n%s", scenario, out)
+		}
+	}
+}
+
+// bearerProxy serves, on a loopback port until the test ends, a proxy to
+// the MCP server at target that adds "Authorization: Bearer token" to each
+// request, as a configured client sends it, and keeps the rest (the Host
+// header too: the server's DNS-rebinding check must see the client's). It
+// returns the URL to use instead of target.
+func bearerProxy(t *testing.T, target, token string) string {
+	t.Helper()
+	to, err := neturl.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Process.Signal(syscall.SIGTERM); server.Wait() })
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "qtask mcp: serving ")
-	if err != nil || !ok {
-		t.Fatalf("qtask mcp --http printed %q (%v), want the URL it serves", line, err)
-	}
-	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection"} {
-		cmd := agenttest.ConformanceCommand(ctx, t, url, "--scenario", scenario)
-		out, err := agenttest.Output(ctx, cmd)
-		if err != nil || !strings.Contains(string(out), " 0 failed") {
-			t.Errorf("conformance %s: %v\n%s", scenario, err, out)
-		}
-	}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&neturl.URL{Scheme: to.Scheme, Host: to.Host})
+		r.Out.Host = r.In.Host
+		r.Out.Header.Set("Authorization", "Bearer "+token)
+	}})
+	t.Cleanup(proxy.Close)
+	return proxy.URL + to.Path
 }
 
 // TestRealAgentQwenHearsAnMCPErrorOnce: qwen-code shows the model an MCP

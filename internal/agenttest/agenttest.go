@@ -103,20 +103,24 @@ type Run struct {
 	Dir, Home string
 	Args      []string // extra arguments
 	Env       []string // extra environment, KEY=VALUE, after the defaults
-	// MCP lists stdio MCP servers the agent starts, configured the way each
-	// agent reads them (Claude --mcp-config with --strict-mcp-config, qwen
+	// MCP lists the MCP servers of the run, configured the way each agent
+	// reads them (Claude --mcp-config with --strict-mcp-config, qwen
 	// --mcp-config, gemini's user settings with trust, so its calls are not
 	// confirmed).
 	MCP []MCPServer
 }
 
-// MCPServer is a stdio MCP server for a run. The agent starts it with the
-// agent's environment plus Env.
+// MCPServer is an MCP server for a run: a stdio server the agent starts
+// with the agent's environment plus Env, or, when URL is set, a
+// streamable HTTP server already serving there, sent Headers with every
+// request.
 type MCPServer struct {
 	Name    string
 	Command string
 	Args    []string
 	Env     map[string]string
+	URL     string
+	Headers map[string]string
 }
 
 // MCPTool is the name the model sees for tool of the MCP server named
@@ -128,16 +132,27 @@ func (a Agent) MCPTool(server, tool string) string {
 	return "mcp__" + server + "__" + tool
 }
 
-// mcpConfig is the {"mcpServers": {…}} object all three agents read.
-func mcpConfig(servers []MCPServer, trust bool) map[string]any {
+// mcpConfig is the {"mcpServers": {…}} object agent a reads. An HTTP
+// server is {"type": "http", "url": …} to Claude, {"httpUrl": …} to qwen
+// and gemini.
+func mcpConfig(a Agent, servers []MCPServer) map[string]any {
 	conf := map[string]any{}
 	for _, s := range servers {
 		// Claude drops a server whose args or env is null, without a word.
 		entry := map[string]any{"type": "stdio", "command": s.Command, "args": append([]string{}, s.Args...)}
+		switch {
+		case s.URL != "" && a != Claude:
+			entry = map[string]any{"httpUrl": s.URL}
+		case s.URL != "":
+			entry = map[string]any{"type": "http", "url": s.URL}
+		}
+		if len(s.Headers) > 0 {
+			entry["headers"] = s.Headers
+		}
 		if len(s.Env) > 0 {
 			entry["env"] = s.Env
 		}
-		if trust {
+		if a == Gemini {
 			entry["trust"] = true
 		}
 		conf[s.Name] = entry
@@ -163,7 +178,7 @@ func Command(ctx context.Context, t testing.TB, r *Run) *exec.Cmd {
 	}
 	mcpFile := filepath.Join(r.Home, "mcp.json")
 	if len(r.MCP) > 0 && r.Agent != Gemini {
-		writeJSON(t, mcpFile, map[string]any{"mcpServers": mcpConfig(r.MCP, false)})
+		writeJSON(t, mcpFile, map[string]any{"mcpServers": mcpConfig(r.Agent, r.MCP)})
 	}
 	var env, args, after []string
 	switch r.Agent {
@@ -233,7 +248,7 @@ func qwenLine(r *Run, mcpFile string) (env, args []string) {
 func geminiLine(t testing.TB, r *Run) (env, args []string) {
 	settings := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}}
 	if len(r.MCP) > 0 {
-		settings["mcpServers"] = mcpConfig(r.MCP, true)
+		settings["mcpServers"] = mcpConfig(r.Agent, r.MCP)
 	}
 	writeJSON(t, filepath.Join(r.Home, ".gemini", "settings.json"), settings)
 	env = []string{
@@ -252,8 +267,9 @@ func geminiLine(t testing.TB, r *Run) (env, args []string) {
 // that runs, and its environment, are the same.
 var noRelaunch = map[string]string{"qwen": "QWEN_CODE_NO_RELAUNCH=true", "gemini": "GEMINI_CLI_NO_RELAUNCH=true"}
 
-// InspectorCommand builds a run of the MCP inspector's CLI against server,
-// with method and its options in args (e.g. "--method", "tools/list"). It
+// InspectorCommand builds a run of the MCP inspector's CLI against server
+// (started by it, or at server.URL with server.Headers), with method and
+// its options in args (e.g. "--method", "tools/list"). It
 // prints the JSON result on stdout; a tool it cannot find exits 5. The run
 // is isolated like an agent's.
 //
@@ -269,7 +285,15 @@ func InspectorCommand(ctx context.Context, t testing.TB, server MCPServer, args 
 	for _, k := range slices.Sorted(maps.Keys(server.Env)) {
 		argv = append(argv, "-e", k+"="+server.Env[k])
 	}
-	argv = append(append(append(argv, server.Command), server.Args...), args...)
+	if server.URL != "" {
+		argv = append(argv, server.URL, "--transport", "http")
+		for _, k := range slices.Sorted(maps.Keys(server.Headers)) {
+			argv = append(argv, "--header", k+": "+server.Headers[k])
+		}
+	} else {
+		argv = append(append(argv, server.Command), server.Args...)
+	}
+	argv = append(argv, args...)
 	cmd := exec.CommandContext(ctx, node, argv...)
 	cmd.Dir = home
 	cmd.Env = append(baseEnv(home), "NODE_COMPILE_CACHE="+nodeCompileCache(t))
