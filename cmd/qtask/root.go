@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -365,11 +366,37 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()
 	}
-	msg := fmt.Sprintf("unknown command %q", args[0])
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	return usageErrorf("unknown command %q%s", args[0], didYouMean(cmd, args[0]))
+}
+
+// suggestionDistance is how many edits away a typo may be from the command
+// it is taken for: "sotp" is two from "stop", as cobra counts.
+const suggestionDistance = 2
+
+// didYouMean is `; did you mean "stop"?` when word resembles some of
+// cmd's subcommands (within suggestionDistance edits, or begins them),
+// else "". cobra offers this only where it finds the command
+// itself, and qtask answers unknown words itself (exit 2, not cobra's 1).
+func didYouMean(cmd *cobra.Command, word string) string {
+	cmd.SuggestionsMinimumDistance = suggestionDistance
+	s := cmd.SuggestionsFor(word)
+	if len(s) == 0 {
+		return ""
 	}
-	return usageErrorf("%s", msg)
+	// A word that begins some names means those ("st": status, stop), not
+	// every name two edits away ("ls", "rm").
+	if started := slices.DeleteFunc(slices.Clone(s), func(name string) bool { return !strings.HasPrefix(name, word) }); len(started) > 0 {
+		s = started
+	}
+	slices.Sort(s)
+	quoted := make([]string, len(s))
+	for i, name := range s {
+		quoted[i] = strconv.Quote(name)
+	}
+	if len(quoted) == 1 {
+		return fmt.Sprintf("; did you mean %s?", quoted[0])
+	}
+	return fmt.Sprintf("; did you mean %s or %s?", strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1])
 }
 
 // subcommand is one of qtask's commands and the words that call it (its
@@ -446,6 +473,9 @@ func asGroup(cmd *cobra.Command) {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return argsError(c, "missing subcommand: %s", want)
+		}
+		if hint := didYouMean(c, args[0]); hint != "" {
+			return argsError(c, "unknown subcommand %q%s", args[0], hint)
 		}
 		return argsError(c, "unknown subcommand %q: want %s", args[0], want)
 	}
