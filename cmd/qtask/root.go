@@ -325,7 +325,10 @@ func newRoot(deps *Deps, subs []subcommand) *cobra.Command {
 		Short: "Background tasks in tmux windows, for humans and coding agents",
 		Long: `qtask runs shell commands as tasks, each in its own tmux window, captures
 their output into clean files, and lets you list, follow, stop and wait for
-them. Outside tmux it uses a private server (tmux -L qtask).`,
+them. Outside tmux it uses a private server (tmux -L qtask).
+
+Where a command takes a task ID, a unique prefix of one works, and so does
+the task's --name (the running task of that name, else the newest).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
