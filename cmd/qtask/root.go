@@ -354,6 +354,7 @@ the task's --name (the running task of that name, else the newest).`,
 	}
 	root.InitDefaultCompletionCmd()
 	tightenCompletion(root)
+	bareBashCompletion(root)
 	addTaskCompletion(deps, root)
 	return root
 }
