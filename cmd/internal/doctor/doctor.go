@@ -97,13 +97,6 @@ func checkServer(ctx context.Context, server tmux.Server, stateDir string, own b
 	return []Finding{f, checkBindings(ctx, server, own), checkShellHooks(ctx, server, stateDir), checkCgroup(pid)}
 }
 
-// shellHookInit is how each shell loads qtask's hooks, for the fix.
-var shellHookInit = map[string]string{
-	"bash": `eval "$(qtask init bash)" in ~/.bashrc`,
-	"zsh":  `eval "$(qtask init zsh)" in ~/.zshrc`,
-	"fish": "qtask init fish | source in ~/.config/fish/config.fish",
-}
-
 // checkShellHooks says which shell panes have qtask's hooks loaded: the
 // promote key can move a command typed there only if they have. They are
 // optional, so this is never a failure; the detail says how to add them.
@@ -117,7 +110,8 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 	shells, hooked := 0, 0
 	var without, adds []string
 	for pane, command := range panes {
-		if shellHookInit[command] == "" {
+		load := shellhooks.HowToLoad(command)
+		if load == "" {
 			continue
 		}
 		shells++
@@ -126,8 +120,8 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 			continue
 		}
 		without = append(without, string(pane)+" "+command)
-		if !slices.Contains(adds, shellHookInit[command]) {
-			adds = append(adds, shellHookInit[command])
+		if !slices.Contains(adds, load) {
+			adds = append(adds, load)
 		}
 	}
 	slices.Sort(without)
