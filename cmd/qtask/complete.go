@@ -11,8 +11,9 @@ import (
 )
 
 // taskArgCompletion is what each command taking task ids offers when its
-// argument is completed: every task, or only running ones where a finished
-// task would be refused (stop, wait, promote, attach).
+// argument is completed: every task, only running ones where a finished
+// task would be refused (stop, wait, promote, attach), or only failed ones
+// where nothing else would change (seen).
 var taskArgCompletion = map[string]tasks.Status{
 	"status":  "",
 	"logs":    "",
@@ -21,6 +22,7 @@ var taskArgCompletion = map[string]tasks.Status{
 	"promote": tasks.StatusRunning,
 	"attach":  tasks.StatusRunning,
 	"rm":      "",
+	"seen":    tasks.StatusFailed,
 	"restart": "",
 }
 

@@ -434,6 +434,7 @@ var subcommands = []subcommand{
 	{[]string{"status-line"}, func(d *Deps) *cobra.Command { return NewCmdStatusLine(d, nil) }},
 	{[]string{"doctor"}, func(d *Deps) *cobra.Command { return NewCmdDoctor(d, nil) }},
 	{[]string{"rm"}, func(d *Deps) *cobra.Command { return NewCmdRm(d, nil) }},
+	{[]string{"seen"}, func(d *Deps) *cobra.Command { return NewCmdSeen(d, nil) }},
 	{[]string{"restart"}, NewCmdRestart},
 	{[]string{"man"}, NewCmdMan},
 	{[]string{"ui"}, NewCmdUI},
