@@ -10,16 +10,16 @@ import (
 	"time"
 )
 
-// LongRunningHint is the note for a foreground command that ran at least
-// max(1s, timeout/2) and ended on its own; "" when no note is due. Callers
-// must not ask for it after a promote, a timeout, a stop or a signal.
-func LongRunningHint(ran, timeout time.Duration, outputPath string) string {
+// LongRunningHint is the note for a person whose foreground command ran
+// at least max(1s, timeout/2) and ended on its own: one short line, as
+// they saw the wait themselves; "" when no note is due. Callers must not
+// ask for it after a promote, a timeout, a stop or a signal.
+func LongRunningHint(ran, timeout time.Duration) string {
 	if !longRunning(ran, timeout) {
 		return ""
 	}
-	return fmt.Sprintf("qtask: note: this command ran for %ds. Next time, start similar long commands with "+
-		"`qtask run --bg` and check on them with `qtask wait` or `qtask logs`. It has finished; "+
-		"do not re-run it: its output is in %s", int(ran.Round(time.Second)/time.Second), outputPath)
+	return fmt.Sprintf("qtask: ran %ds; next time try `qtask run --bg`, or prefix B while it runs",
+		int(ran.Round(time.Second)/time.Second))
 }
 
 // longRunning is the rule for the long-running note: the command ran at

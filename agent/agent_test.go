@@ -31,15 +31,23 @@ func TestLongRunningHint(t *testing.T) {
 		{90 * time.Second, 2 * time.Minute, 90},
 		{3 * time.Second, -time.Minute, 3},
 	}
-	hints := map[string]func(ran, timeout time.Duration, outputPath string) string{
-		"LongRunningHint": LongRunningHint,
-		"AgentLongRunningHint": func(ran, timeout time.Duration, outputPath string) string {
-			return AgentLongRunningHint("qtask", ran, timeout, outputPath)
-		},
+	// Each wording, and what it must say: a person gets one short line.
+	hints := map[string]struct {
+		hint func(ran, timeout time.Duration) string
+		want func(secs int) []string
+	}{
+		"LongRunningHint": {LongRunningHint, func(secs int) []string {
+			return []string{fmt.Sprintf("ran %ds;", secs), "`qtask run --bg`", "prefix B"}
+		}},
+		"AgentLongRunningHint": {func(ran, timeout time.Duration) string {
+			return AgentLongRunningHint("qtask", ran, timeout, out)
+		}, func(secs int) []string {
+			return []string{fmt.Sprintf("ran for %ds.", secs), "`qtask run --bg", "do not re-run", out}
+		}},
 	}
-	for fn, hintFor := range hints {
+	for fn, h := range hints {
 		for _, tc := range cases {
-			hint := hintFor(tc.ran, tc.timeout, out)
+			hint := h.hint(tc.ran, tc.timeout)
 			name := fmt.Sprintf("%s: a command that ran %v with timeout %v", fn, tc.ran, tc.timeout)
 			if tc.secs < 0 {
 				if hint != "" {
@@ -51,18 +59,14 @@ func TestLongRunningHint(t *testing.T) {
 				t.Errorf("%s got no long-running note", name)
 				continue
 			}
-			for _, want := range []string{
-				fmt.Sprintf("ran for %ds.", tc.secs),
-				"`qtask run --bg",
-				"do not re-run",
-			} {
+			for _, want := range h.want(tc.secs) {
 				if !strings.Contains(hint, want) {
 					t.Errorf("%s: the note lacks %q: %q", name, want, hint)
 				}
 			}
-			if !strings.HasSuffix(hint, out) {
-				t.Errorf("%s: the note does not end with the output path %q: %q", name, out, hint)
-			}
 		}
+	}
+	if hint := LongRunningHint(75*time.Second, 0); strings.Contains(hint, "\n") || len(hint) > 80 {
+		t.Errorf("a person's note is one short line, got %d bytes: %q", len(hint), hint)
 	}
 }

@@ -51,7 +51,8 @@ func howTo(qtask, id, outputPath string) string {
 }
 
 // AgentLongRunningHint is LongRunningHint worded for an agent, due by the
-// same rule; "" when no note is due.
+// same rule; "" when no note is due. An agent did not see the wait, and
+// must not run the command again to see its output.
 func AgentLongRunningHint(qtask string, ran, timeout time.Duration, outputPath string) string {
 	if !longRunning(ran, timeout) {
 		return ""

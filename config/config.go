@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,12 @@ type Config struct {
 	// "on_timeout". Default OnTimeoutBackground; always OnTimeoutBackground
 	// or OnTimeoutKill.
 	OnTimeout string
+	// LongRunNote says who is told, after a foreground `qtask run` that
+	// ran long (at least max(1s, timeout/2)) and ended by itself, that
+	// such commands are better started in the background. TOML key
+	// "long_run_note". Default LongRunNoteAgent; always one of
+	// LongRunNoteAgent, LongRunNoteAlways or LongRunNoteOff.
+	LongRunNote string
 	// KeepPromotedPane says whether an interactive pane promoted to the
 	// background stays open after its command ends, so its final output
 	// can still be inspected in tmux. TOML key "keep_promoted_pane".
@@ -96,6 +103,17 @@ const (
 	OnTimeoutBackground = "background"
 	// OnTimeoutKill stops a timed-out foreground task.
 	OnTimeoutKill = "kill"
+)
+
+// The values Config.LongRunNote can take.
+const (
+	// LongRunNoteAgent: only an agent (agent mode) is told; it does not
+	// learn otherwise, while a person saw the wait.
+	LongRunNoteAgent = "agent"
+	// LongRunNoteAlways: a person gets one short line too.
+	LongRunNoteAlways = "always"
+	// LongRunNoteOff: nobody is told.
+	LongRunNoteOff = "off"
 )
 
 // The values Config.AgentWindows can take.
@@ -147,6 +165,7 @@ func builtin() Config {
 		OutputMaxBytes:    capped.DefaultMaxBytes,
 		ForegroundTimeout: 2 * time.Minute,
 		OnTimeout:         OnTimeoutBackground,
+		LongRunNote:       LongRunNoteAgent,
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
@@ -330,6 +349,13 @@ var settings = []setting{
 			return decodeChoice(&c.OnTimeout, v, OnTimeoutBackground, OnTimeoutKill)
 		},
 		encode: func(c Config) any { return c.OnTimeout },
+	},
+	{
+		name: "long_run_note",
+		decode: func(c *Config, v any) string {
+			return decodeChoice(&c.LongRunNote, v, LongRunNoteAgent, LongRunNoteAlways, LongRunNoteOff)
+		},
+		encode: func(c Config) any { return c.LongRunNote },
 	},
 	{
 		name:   "keep_promoted_pane",
@@ -547,14 +573,19 @@ func decodeString(dst *string, v any, want string, check func(string) string) st
 	return ""
 }
 
-// decodeChoice stores in *dst a string that is one of two choices.
-func decodeChoice(dst *string, v any, a, b string) string {
+// decodeChoice stores in *dst a string that is one of choices.
+func decodeChoice(dst *string, v any, choices ...string) string {
 	s, ok := v.(string)
 	if !ok {
-		return wantGot(fmt.Sprintf("%q or %q", a, b), v)
+		quoted := make([]string, len(choices))
+		for i, c := range choices {
+			quoted[i] = strconv.Quote(c)
+		}
+		last := len(quoted) - 1
+		return wantGot(strings.Join(quoted[:last], ", ")+" or "+quoted[last], v)
 	}
-	if s != a && s != b {
-		return fmt.Sprintf("%q is not one of %s, %s", s, a, b)
+	if !slices.Contains(choices, s) {
+		return fmt.Sprintf("%q is not one of %s", s, strings.Join(choices, ", "))
 	}
 	*dst = s
 	return ""

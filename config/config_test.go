@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows, wake"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, long_run_note, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows, wake"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -57,6 +57,7 @@ func TestDefault(t *testing.T) {
 		OutputMaxBytes:    32 * 1024 * 1024,
 		ForegroundTimeout: 2 * time.Minute,
 		OnTimeout:         "background",
+		LongRunNote:       "agent",
 		KeepPromotedPane:  false,
 		KeepFinished:      200,
 		StatusFormat:      "⏵{running} ✗{failed}",
@@ -149,6 +150,9 @@ func TestLoadValid(t *testing.T) {
 		{"foreground_timeout in days", `foreground_timeout = "2d"`, func(c *Config) { c.ForegroundTimeout = 48 * time.Hour }},
 		{"on_timeout background", `on_timeout = "background"`, func(*Config) {}},
 		{"on_timeout kill", `on_timeout = "kill"`, func(c *Config) { c.OnTimeout = OnTimeoutKill }},
+		{"long_run_note always", `long_run_note = "always"`, func(c *Config) { c.LongRunNote = LongRunNoteAlways }},
+		{"long_run_note off", `long_run_note = "off"`, func(c *Config) { c.LongRunNote = LongRunNoteOff }},
+		{"long_run_note agent", `long_run_note = "agent"`, func(*Config) {}},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
 		{"keep_full_screen", `keep_full_screen = true`, func(c *Config) { c.KeepFullScreen = true }},
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
@@ -172,6 +176,7 @@ func TestLoadValid(t *testing.T) {
 			`output_max_bytes = "1MiB"`,
 			`foreground_timeout = "5m"`,
 			`on_timeout = "kill"`,
+			`long_run_note = "off"`,
 			`keep_promoted_pane = true`,
 			`keep_full_screen = true`,
 			`keep_finished = 7`,
@@ -186,6 +191,7 @@ func TestLoadValid(t *testing.T) {
 				OutputMaxBytes:    1 << 20,
 				ForegroundTimeout: 5 * time.Minute,
 				OnTimeout:         OnTimeoutKill,
+				LongRunNote:       LongRunNoteOff,
 				KeepPromotedPane:  true,
 				KeepFullScreen:    true,
 				KeepFinished:      7,
@@ -338,6 +344,11 @@ func TestLoadErrors(t *testing.T) {
 			`key "agent_windows": want "qtask" or "current", got boolean true`},
 		{"wake unknown", `wake = "screen"`, 1, 8, "wake",
 			`key "wake": "screen" is not one of none, tmux`},
+		// long_run_note
+		{"long_run_note unknown", "shell = \"sh\"\n  long_run_note = \"never\"", 2, 19, "long_run_note",
+			`key "long_run_note": "never" is not one of agent, always, off`},
+		{"long_run_note boolean", `long_run_note = false`, 1, 17, "long_run_note",
+			`key "long_run_note": want "agent", "always" or "off", got boolean false`},
 
 		// Positions must survive values spanning lines and non-ASCII text.
 		{"after multi-line string", "shell = \"\"\"\nsession = 1\n\"\"\"\nstop_grace = 5\n", 4, 14, "stop_grace",
@@ -509,6 +520,7 @@ stop_grace = "2s"
 output_max_bytes = 33554432
 foreground_timeout = "2m"
 on_timeout = "background"
+long_run_note = "agent"
 keep_promoted_pane = false
 keep_full_screen = false
 keep_finished = 200
@@ -534,6 +546,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			OutputMaxBytes:    64 << 10,
 			ForegroundTimeout: 0,
 			OnTimeout:         OnTimeoutKill,
+			LongRunNote:       LongRunNoteAlways,
 			KeepPromotedPane:  true,
 			AgentWindows:      AgentWindowsCurrent,
 			Wake:              WakeTmux,
@@ -545,6 +558,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			OutputMaxBytes:    1<<62 + 7,
 			ForegroundTimeout: 25*time.Hour + 90*time.Second + time.Nanosecond,
 			OnTimeout:         OnTimeoutBackground,
+			LongRunNote:       LongRunNoteOff,
 			AgentWindows:      AgentWindowsQtask,
 			Wake:              WakeNone,
 		}},

@@ -33,6 +33,31 @@ var snippets embed.FS
 // Shells are the shells qtask has hooks for.
 var Shells = []string{"bash", "zsh", "fish"}
 
+// loadLines say where each shell loads qtask's hooks.
+var loadLines = map[string]string{
+	"bash": `eval "$(qtask init bash)" in ~/.bashrc`,
+	"zsh":  `eval "$(qtask init zsh)" in ~/.zshrc`,
+	"fish": "qtask init fish | source in ~/.config/fish/config.fish",
+}
+
+// HowToLoad says how shell loads qtask's hooks, for a fix to print:
+// `eval "$(qtask init bash)" in ~/.bashrc`; "" for a shell without hooks.
+func HowToLoad(shell string) string { return loadLines[shell] }
+
+// UnhookedError is a promote of a pane whose shell runs a command but has
+// not loaded the hooks: qtask cannot see what was typed there. It says how
+// to load them, and is a *tasks.NothingRunningError for errors.As.
+type UnhookedError struct {
+	tasks.NothingRunningError
+	Shell string
+}
+
+func (e *UnhookedError) Error() string {
+	return fmt.Sprintf("cannot promote what runs in pane %s: its %s has no qtask hooks; add %s", e.Pane, e.Shell, HowToLoad(e.Shell))
+}
+
+func (e *UnhookedError) Unwrap() error { return &e.NothingRunningError }
+
 // Dir is where the hooks keep their per-pane files inside the state dir.
 func Dir(stateDir string) string { return filepath.Join(stateDir, "panes") }
 
@@ -253,7 +278,7 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 		return nil, err
 	}
 	if !ok {
-		return nil, &tasks.NothingRunningError{Pane: opts.Pane}
+		return nil, nothingSeen(ctx, opts)
 	}
 	running := func() bool {
 		now, ok, err := Read(dir, opts.Pane)
@@ -283,6 +308,30 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 		t, _ = store.Get(t.ID)
 	}
 	return t, err
+}
+
+// nothingSeen is the error for a pane where the hooks say nothing runs:
+// *tasks.NothingRunningError, or *UnhookedError when the pane's shell has
+// no hooks and a command runs in its foreground (tmux names that command;
+// a shell at its prompt is its own foreground command).
+func nothingSeen(ctx context.Context, opts PromoteOptions) error {
+	nothing := tasks.NothingRunningError{Pane: opts.Pane}
+	if Hooked(opts.StateDir, opts.Pane) {
+		return &nothing
+	}
+	info, err := opts.Server.PaneInfo(ctx, opts.Pane)
+	if err != nil {
+		return &nothing
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", info.PID))
+	shell := strings.TrimSpace(string(comm))
+	if err != nil || HowToLoad(shell) == "" {
+		return &nothing // not a shell qtask has hooks for
+	}
+	if commands, err := opts.Server.PaneCommands(ctx); err != nil || commands[opts.Pane] == shell {
+		return &nothing // at its prompt, or unknown
+	}
+	return &UnhookedError{NothingRunningError: nothing, Shell: shell}
 }
 
 // Done is the prompt hook's report that an adopted command ended with

@@ -16,24 +16,38 @@ const idLen = 8
 // ErrNotFound means no task matches an id or prefix.
 var ErrNotFound = errors.New("no such task")
 
-// ErrAmbiguous means a prefix matches more than one task.
+// ErrAmbiguous means a prefix, or a name, matches more than one task.
 var ErrAmbiguous = errors.New("ambiguous task id")
 
-// NotFoundError names the id the user typed.
+// NotFoundError names the id (or name) the user typed.
 type NotFoundError struct{ ID string }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("no task with id %q", e.ID) }
+// Error calls what was typed an id when it could be one (hex, at most an
+// id long), else an id or name: `no task with id or name "web"`.
+func (e *NotFoundError) Error() string {
+	if validIDPrefix(e.ID) {
+		return fmt.Sprintf("no task with id %q", e.ID)
+	}
+	return fmt.Sprintf("no task with id or name %q", e.ID)
+}
 
 // Is makes errors.Is(err, ErrNotFound) work.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// AmbiguousError lists the tasks a prefix could mean, so the user can pick.
+// AmbiguousError lists the tasks a prefix, or a name, could mean, so the
+// user can pick.
 type AmbiguousError struct {
 	Prefix     string
 	Candidates []string
+	// Name says Prefix is a task name that several running tasks bear.
+	Name bool
 }
 
 func (e *AmbiguousError) Error() string {
+	if e.Name {
+		return fmt.Sprintf("task name %q is ambiguous: %d running tasks have it (%s); give one of their ids",
+			e.Prefix, len(e.Candidates), strings.Join(e.Candidates, ", "))
+	}
 	return fmt.Sprintf("task id %q is ambiguous: it matches %s; type more characters",
 		e.Prefix, strings.Join(e.Candidates, ", "))
 }

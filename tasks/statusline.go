@@ -274,6 +274,24 @@ const (
 	NotifyOff     = "off"
 )
 
+// EndNotifyTimeOption is the tmux user option saying how long, in
+// milliseconds, the end message stays on the status line (0: until a key
+// is pressed). Unset or not a number: DefaultEndNotifyTime. tmux's own
+// display-time, 750 ms by default, is easily missed.
+const EndNotifyTimeOption = "@qtask-notify-time"
+
+// DefaultEndNotifyTime is how long the end message shows by default.
+const DefaultEndNotifyTime = 4 * time.Second
+
+// endNotifyTime reads EndNotifyTimeOption's value.
+func endNotifyTime(value string) time.Duration {
+	ms, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || ms < 0 {
+		return DefaultEndNotifyTime
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // tellClients tells the clients attached to the session a background task
 // was started from that it ended: `✓ npm test 12s`, `✗ make exit 2`. Only
 // those clients, never others; nothing for a foreground task (its caller
@@ -305,8 +323,12 @@ func tellClients(r *record) {
 		return
 	}
 	clients, _ := server.SessionClients(ctx, session)
+	if len(clients) == 0 {
+		return
+	}
+	shown, _ := server.GlobalOption(ctx, EndNotifyTimeOption)
 	for _, c := range clients {
-		server.Message(ctx, c, endMessage(r))
+		server.MessageFor(ctx, c, endMessage(r), endNotifyTime(shown))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestFormatStatus(t *testing.T) {
@@ -73,5 +74,23 @@ func TestCountMarkersShareOneInode(t *testing.T) {
 	}
 	if len(inodes) != 1 {
 		t.Errorf("the markers are %d files, want links to one", len(inodes))
+	}
+}
+
+// @qtask-notify-time is milliseconds; anything else is the default, never
+// tmux's 750 ms display-time.
+func TestEndNotifyTime(t *testing.T) {
+	for value, want := range map[string]time.Duration{
+		"":      DefaultEndNotifyTime,
+		"2500":  2500 * time.Millisecond,
+		" 800 ": 800 * time.Millisecond,
+		"0":     0, // until a key is pressed
+		"-1":    DefaultEndNotifyTime,
+		"3s":    DefaultEndNotifyTime,
+		"lots":  DefaultEndNotifyTime,
+	} {
+		if got := endNotifyTime(value); got != want {
+			t.Errorf("@qtask-notify-time %q: %v, want %v", value, got, want)
+		}
 	}
 }

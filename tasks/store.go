@@ -373,22 +373,67 @@ func (s *Store) ids() ([]string, error) {
 	return ids, nil
 }
 
-// Resolve turns what a user typed — a full id or a unique prefix — into an id.
-func (s *Store) Resolve(prefix string) (string, error) {
-	if err := CheckID(prefix); err != nil {
+// Resolve turns what a user typed into an id: the full id, a unique
+// prefix of one, or a task's name (`--name web`). An id comes first, so a
+// name can never take over an id that already worked: a name is looked
+// up only when the text is no id or unique id prefix (not shaped like one,
+// matching none, or ambiguous). A name means the task of that name that
+// is running; with none running, the newest of that name; with several
+// running, it is ambiguous (*AmbiguousError listing them).
+func (s *Store) Resolve(handle string) (string, error) {
+	if err := CheckID(handle); err != nil {
 		return "", err
 	}
-	if len(prefix) == idLen && validIDPrefix(prefix) {
+	if len(handle) == idLen && validIDPrefix(handle) {
 		// A full id needs no listing of every task, only its own file.
-		if _, err := os.Lstat(s.recordPath(prefix)); err == nil {
-			return prefix, nil
+		if _, err := os.Lstat(s.recordPath(handle)); err == nil {
+			return handle, nil
 		}
 	}
 	ids, err := s.ids()
 	if err != nil {
 		return "", err
 	}
-	return matchPrefix(prefix, ids)
+	id, idErr := matchPrefix(handle, ids)
+	if idErr == nil {
+		return id, nil
+	}
+	recs, _, err := s.loadAll()
+	if err != nil {
+		return "", err
+	}
+	id, err = s.matchName(handle, recs)
+	if errors.Is(err, ErrNotFound) {
+		return "", idErr
+	}
+	return id, err
+}
+
+// matchName picks the task named name among recs (oldest first): the one
+// running, else the newest. Several running is *AmbiguousError; none of
+// that name, *NotFoundError.
+func (s *Store) matchName(name string, recs []*record) (string, error) {
+	var running []string
+	newest := ""
+	for _, r := range recs {
+		if r.Name != name {
+			continue
+		}
+		newest = r.ID
+		if s.reconcile(r).Running() {
+			running = append(running, r.ID)
+		}
+	}
+	switch {
+	case len(running) == 1:
+		return running[0], nil
+	case len(running) > 1:
+		sort.Strings(running)
+		return "", &AmbiguousError{Prefix: name, Candidates: running, Name: true}
+	case newest != "":
+		return newest, nil
+	}
+	return "", &NotFoundError{ID: name}
 }
 
 // loadAll reads every record, sorted by start time (then id). A record that

@@ -685,3 +685,73 @@ func BenchmarkOpenStore(b *testing.B) {
 		}
 	}
 }
+
+// A task's name works wherever an id does: the running task of that name,
+// else the newest; several running is ambiguous and lists them. An id, or a
+// unique id prefix, always wins over a name that looks the same.
+func TestResolveByName(t *testing.T) {
+	s := newTestStore(t)
+	base := time.Now().Add(-time.Minute)
+	me := os.Getpid()
+	named := func(id, name string, started time.Time, running bool) *record {
+		t.Helper()
+		r := saveRunning(t, s, id, started)
+		r.Name, r.WrapperPID, r.WrapperStart = name, me, processStart(me) // a live wrapper
+		if err := s.save(r); err != nil {
+			t.Fatal(err)
+		}
+		if !running {
+			settleOrFail(t, s, id, 0)
+		}
+		return r
+	}
+	named("aaaa0001", "web", base, true)
+	named("aaaa0002", "web", base.Add(time.Second), false) // newer, but ended
+	named("bbbb0001", "db", base, false)
+	named("bbbb0002", "db", base.Add(2*time.Second), false)
+	named("cccc0001", "api", base, true)
+	named("cccc0002", "api", base.Add(time.Second), true)
+	named("dddd0001", "aaaa", base, true)  // a name that is an ambiguous id prefix
+	named("eeee0001", "dddd", base, false) // a name that is a unique id prefix
+	named("ffff0001", "job", base, true)
+	lost := named("ffff0002", "job", base.Add(time.Second), true)
+	lost.WrapperStart++ // its wrapper is gone: the record says running, the task does not
+	if err := s.save(lost); err != nil {
+		t.Fatal(err)
+	}
+
+	if id, err := s.Resolve("web"); err != nil || id != "aaaa0001" {
+		t.Errorf(`Resolve("web") = (%q, %v), want the running task aaaa0001, not the newer ended one`, id, err)
+	}
+	if id, err := s.Resolve("db"); err != nil || id != "bbbb0002" {
+		t.Errorf(`Resolve("db") = (%q, %v), want the newest, bbbb0002`, id, err)
+	}
+	if id, err := s.Resolve("job"); err != nil || id != "ffff0001" {
+		t.Errorf(`Resolve("job") = (%q, %v), want ffff0001, the one still running (ffff0002's wrapper is gone)`, id, err)
+	}
+	var amb *AmbiguousError
+	if _, err := s.Resolve("api"); !errors.As(err, &amb) || !slices.Equal(amb.Candidates, []string{"cccc0001", "cccc0002"}) ||
+		!strings.Contains(err.Error(), `task name "api" is ambiguous`) || !strings.Contains(err.Error(), "cccc0001, cccc0002") {
+		t.Errorf(`Resolve("api") with two running = %v, want ambiguous listing cccc0001, cccc0002`, err)
+	}
+	// Ids first: a full id, and a unique id prefix, whatever the names say.
+	if id, err := s.Resolve("aaaa0001"); err != nil || id != "aaaa0001" {
+		t.Errorf(`Resolve("aaaa0001") = (%q, %v), want the id itself`, id, err)
+	}
+	if id, err := s.Resolve("dddd"); err != nil || id != "dddd0001" {
+		t.Errorf(`Resolve("dddd") = (%q, %v), want dddd0001, the unique id prefix, not eeee0001 named "dddd"`, id, err)
+	}
+	// An ambiguous id prefix names no task: a task of that name is meant.
+	if id, err := s.Resolve("aaaa"); err != nil || id != "dddd0001" {
+		t.Errorf(`Resolve("aaaa") = (%q, %v), want dddd0001, the task named so`, id, err)
+	}
+	if _, err := s.Resolve("aaaa0"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), `task id "aaaa0" is ambiguous`) {
+		t.Errorf(`Resolve("aaaa0") = %v, want the ambiguous id prefix`, err)
+	}
+	if _, err := s.Resolve("nope"); !errors.Is(err, ErrNotFound) || err.Error() != `no task with id or name "nope"` {
+		t.Errorf(`Resolve("nope") = %v, want not found as an id or name`, err)
+	}
+	if _, err := s.Resolve("abc00000"); err == nil || err.Error() != `no task with id "abc00000"` {
+		t.Errorf(`Resolve("abc00000") = %v, want not found as an id`, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Message shows text on one client's status line. Key bindings report this
@@ -16,6 +17,15 @@ import (
 // next keystrokes go nowhere.
 func (s Server) Message(ctx context.Context, client, text string) error {
 	_, err := s.run(ctx, "display-message", "-c", literalArg(client), "--", formatArg(text))
+	return err
+}
+
+// MessageFor is Message shown for d (display-message -d, tmux 3.2 and
+// later) instead of the server's display-time, 750 ms unless set; d = 0
+// keeps it until a key is pressed.
+func (s Server) MessageFor(ctx context.Context, client, text string, d time.Duration) error {
+	ms := strconv.FormatInt(d.Milliseconds(), 10)
+	_, err := s.run(ctx, "display-message", "-d", ms, "-c", literalArg(client), "--", formatArg(text))
 	return err
 }
 

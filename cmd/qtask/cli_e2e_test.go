@@ -27,10 +27,9 @@ func TestVersionFlags(t *testing.T) {
 }
 
 // bashComplete completes the words of line (the last one being completed)
-// with qtask's generated bash completion script, as bash would on Tab. The
-// script relies on the bash-completion package for splitting the line;
-// where that is not installed a minimal stand-in does the same for plain
-// words.
+// with qtask's generated bash completion script, as bash would on Tab,
+// with the bash-completion package loaded where it is installed (without
+// it: TestBashCompletionWithoutTheBashCompletionPackage).
 func (h *harness) bashComplete(line ...string) []string {
 	h.t.Helper()
 	script := filepath.Join(h.root, "qtask.bash")
@@ -42,9 +41,6 @@ func (h *harness) bashComplete(line ...string) []string {
 		words[i] = "'" + w + "'"
 	}
 	drive := `[ -r /usr/share/bash-completion/bash_completion ] && source /usr/share/bash-completion/bash_completion
-type _get_comp_words_by_ref >/dev/null 2>&1 || _get_comp_words_by_ref() {
-	cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
-}
 source "$1"
 COMP_WORDS=(` + strings.Join(words, " ") + `)
 COMP_CWORD=$((${#COMP_WORDS[@]} - 1))

@@ -22,10 +22,11 @@ func NewCmdDoctor(deps *Deps, runF func(context.Context, *DoctorOptions) error) 
 		Use:   "doctor [--json]",
 		Short: "Check tmux, the plugin, the state directory, the config and the locale",
 		Long: `Check what qtask needs and say how to fix each problem: tmux's version, the
-tmux server qtask uses (reachable; the plugin's key bindings; not inside a
+tmux server qtask uses (reachable; the plugin's key bindings; the shell panes
+with qtask's hooks, the one doctor runs in counted as its shell; not inside a
 service's cgroup, which would kill it and every task on restart), the state
-directory's owner and modes, the config file, and a UTF-8 locale. Exit 0
-when everything is healthy, 1 otherwise.`,
+directory's owner and modes, running tasks on other tmux servers, the config
+file, and a UTF-8 locale. Exit 0 when everything is healthy, 1 otherwise.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {

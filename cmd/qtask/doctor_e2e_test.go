@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,4 +109,46 @@ func TestDoctorShellAndTmuxHooks(t *testing.T) {
 	if code != 1 || f == nil || f["ok"] != false || !strings.Contains(f["detail"].(string), "tmux hooks without qtask (a killed task pane is noticed late): window-unlinked") {
 		t.Fatalf("doctor without the window-unlinked hook: exit %d, %v", code, f)
 	}
+}
+
+// doctor typed at a shell prompt counts its own pane as that shell (tmux
+// names qtask as the pane's command while it runs: "loaded in 0 of 0
+// shell panes" was what a person saw), and says when running tasks are
+// on another tmux server than the one it checks.
+func TestDoctorFromAShellPane(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work") // bash without qtask's hooks
+	h.loadPlugin()
+	// A task started outside tmux, on qtask's own server (tmux -L qtask).
+	if r := h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET="}, "run", "--bg", "--", "sleep 60"); r.code != 0 {
+		t.Fatalf("run --bg on qtask's own server: exit %d %s", r.code, r.stderr)
+	}
+	out := filepath.Join(h.root, "doctor.json")
+	h.typeLine(pane, "qtask doctor --json > "+out+"; echo doctor-done-$((2+3))")
+	h.waitScreen(pane, "doctor-done-5")
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(mustRead(t, out)), &list); err != nil {
+		t.Fatal(err)
+	}
+	findings := map[string]map[string]any{}
+	for _, f := range list {
+		findings[f["check"].(string)] = f
+	}
+	want := "loaded in 0 of 1 shell panes (not in " + pane + ` bash); to promote a command typed there, add eval "$(qtask init bash)" in ~/.bashrc`
+	if f := findings["shell hooks"]; f == nil || f["ok"] != true || f["detail"] != want {
+		t.Errorf("doctor run in %s: shell hooks %v; want %q", pane, f, want)
+	}
+	own := "-S " + filepath.Join(h.root, fmt.Sprintf("tmux-%d", os.Getuid()), "qtask")
+	f := findings["tasks on other servers"]
+	if f == nil || f["ok"] != true || !strings.Contains(f["detail"].(string), "1 running task runs on another tmux server than this one (1 on tmux "+own+")") ||
+		!strings.Contains(f["detail"].(string), "`tmux "+own+" attach`") {
+		t.Errorf("doctor with a task on tmux -L qtask: %v; want a note naming that server", f)
+	}
+	// Where doctor checks that server, there is nothing to say.
+	findings, _ = h.doctor("QTASK_TMUX_SOCKET=")
+	if f := findings["tasks on other servers"]; f != nil {
+		t.Errorf("doctor on the server the task runs on: %v, want no note", f)
+	}
+	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET="}, "stop", "--all")
 }

@@ -478,7 +478,7 @@ func TestIDsAndErrors(t *testing.T) {
 		t.Fatalf("prefix %s resolved to %s", task.ID[:4], got.ID)
 	}
 	r := h.qtask("status", "zzzz")
-	if r.code != 1 || !strings.Contains(r.stderr, `no task with id "zzzz"`) {
+	if r.code != 1 || !strings.Contains(r.stderr, `no task with id or name "zzzz"`) {
 		t.Fatalf("unknown id: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// Two records sharing a prefix make it ambiguous.

@@ -206,28 +206,45 @@ func TestTimeoutKillLeavesNothing(t *testing.T) {
 	}
 }
 
+// The note after a long foreground run (config long_run_note): by default
+// only an agent gets it, a person's terminal stays quiet; "always" gives a
+// person one short line; "off" tells nobody.
 func TestLongRunningHint(t *testing.T) {
-	testenv.SkipShort(t, "runs two commands of 1.1 s")
+	testenv.SkipShort(t, "runs commands of 1.1 s")
 	t.Parallel()
 	// No timing is asserted: --timeout 0 (never) sets the bar at 1s, which
 	// a sleep 1.1 always reaches however loaded the machine, and an hour's
 	// timeout puts it at 30 minutes, which it never does.
 	h := newHarness(t)
+	note := regexp.MustCompile(`ran (for )?[0-9]+s`)
+	if r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("a person's long run, long_run_note left at its default (agent): exit %d, stderr %q, want nothing", r.code, r.stderr)
+	}
+	if r := h.qtask("run", "--agent", "--timeout", "0", "--", "sleep 1.1"); r.code != 0 || !strings.Contains(r.stderr, "[qtask] This command ran for") {
+		t.Fatalf("an agent's long run gets its note by default: exit %d stderr %q", r.code, r.stderr)
+	}
+
+	h.writeConfig(`long_run_note = "always"` + "\n")
 	r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1")
-	if r.code != 0 || !regexp.MustCompile(`ran for [0-9]+s`).MatchString(r.stderr) || !strings.Contains(r.stderr, "qtask run --bg") {
-		t.Fatalf("a run of >= max(1s, timeout/2) should get the hint: exit %d stderr %q", r.code, r.stderr)
+	if r.code != 0 || !regexp.MustCompile("^qtask: ran [0-9]+s; next time try `qtask run --bg`, or prefix B while it runs\n$").MatchString(r.stderr) {
+		t.Fatalf("with long_run_note = \"always\" a person gets one short line: exit %d stderr %q", r.code, r.stderr)
 	}
-	if r := h.qtask("run", "--timeout", "1h", "--", "sleep 1.1"); strings.Contains(r.stderr, "ran for") {
-		t.Fatalf("no hint below timeout/2: %q", r.stderr)
+	if r := h.qtask("run", "--timeout", "1h", "--", "sleep 1.1"); note.MatchString(r.stderr) {
+		t.Fatalf("no note below timeout/2: %q", r.stderr)
 	}
-	if r := h.qtask("run", "--", "true"); strings.Contains(r.stderr, "ran for") {
-		t.Fatalf("no hint for a quick command: %q", r.stderr)
+	if r := h.qtask("run", "--", "true"); note.MatchString(r.stderr) {
+		t.Fatalf("no note for a quick command: %q", r.stderr)
 	}
-	if r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1; kill -9 $$"); r.code != 137 || strings.Contains(r.stderr, "ran for") {
-		t.Fatalf("no hint after a signal death: exit %d %q", r.code, r.stderr)
+	if r := h.qtask("run", "--timeout", "0", "--", "sleep 1.1; kill -9 $$"); r.code != 137 || note.MatchString(r.stderr) {
+		t.Fatalf("no note after a signal death: exit %d %q", r.code, r.stderr)
 	}
-	if r := h.qtask("run", "--bg", "--", "sleep 1.1"); strings.Contains(r.stderr+r.stdout, "ran for") {
-		t.Fatalf("no hint on a background run: %q", r.stderr)
+	if r := h.qtask("run", "--bg", "--", "sleep 1.1"); note.MatchString(r.stderr + r.stdout) {
+		t.Fatalf("no note on a background run: %q", r.stderr)
+	}
+
+	h.writeConfig(`long_run_note = "off"` + "\n")
+	if r := h.qtask("run", "--agent", "--timeout", "0", "--", "sleep 1.1"); r.code != 0 || note.MatchString(r.stderr) {
+		t.Fatalf("with long_run_note = \"off\" not even an agent gets the note: exit %d stderr %q", r.code, r.stderr)
 	}
 }
 

@@ -112,6 +112,28 @@ func TestPluginPromoteKeyNothingRunning(t *testing.T) {
 	h.checkNotInMode(pane)
 }
 
+// The key on a pane whose shell runs a command typed at its prompt, but
+// has not loaded qtask's shell hooks, says how to load them (the line
+// `qtask doctor` gives), not just that nothing runs; the command runs on
+// and the pane stays usable.
+func TestPluginPromoteKeyWithoutShellHooks(t *testing.T) {
+	t.Parallel()
+	h, pane, c := pluginWorld(t) // bash --norc: no hooks
+	c.typeKeys("sleep 30\r")
+	eventually(t, "sleep to run in the pane's foreground", func() bool {
+		cmd, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")
+		return cmd == "sleep"
+	})
+	c.pressPrefixKey("B")
+	c.waitDrawn(`qtask: cannot promote what runs in pane ` + pane + `: its bash has no qtask hooks; add eval "$(qtask init bash)" in ~/.bashrc`)
+	h.checkNotInMode(pane)
+	if cmd, _ := h.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}"); cmd != "sleep" {
+		t.Fatalf("the typed command is gone after the key: the pane runs %q", cmd)
+	}
+	c.typeKeys("\x03echo still-$((2+3))\r")
+	h.waitScreen(pane, "still-5")
+}
+
 // Loading the plugin twice changes nothing, and it never sets an option it
 // does not own (status-left, status-right, anything not @qtask).
 func TestPluginLoadIdempotent(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -365,7 +366,10 @@ func newRoot(deps *Deps, subs []subcommand) *cobra.Command {
 		Short: "Background tasks in tmux windows, for humans and coding agents",
 		Long: `qtask runs shell commands as tasks, each in its own tmux window, captures
 their output into clean files, and lets you list, follow, stop and wait for
-them. Outside tmux it uses a private server (tmux -L qtask).`,
+them. Outside tmux it uses a private server (tmux -L qtask).
+
+Where a command takes a task ID, a unique prefix of one works, and so does
+the task's --name (the running task of that name, else the newest).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
@@ -391,6 +395,7 @@ them. Outside tmux it uses a private server (tmux -L qtask).`,
 	}
 	root.InitDefaultCompletionCmd()
 	tightenCompletion(root)
+	bareBashCompletion(root)
 	addTaskCompletion(deps, root)
 	return root
 }
@@ -406,11 +411,37 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return cmd.Help()
 	}
-	msg := fmt.Sprintf("unknown command %q", args[0])
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	return usageErrorf("unknown command %q%s", args[0], didYouMean(cmd, args[0]))
+}
+
+// suggestionDistance is how many edits away a typo may be from the command
+// it is taken for: "sotp" is two from "stop", as cobra counts.
+const suggestionDistance = 2
+
+// didYouMean is `; did you mean "stop"?` when word resembles some of
+// cmd's subcommands (within suggestionDistance edits, or begins them),
+// else "". cobra offers this only where it finds the command
+// itself, and qtask answers unknown words itself (exit 2, not cobra's 1).
+func didYouMean(cmd *cobra.Command, word string) string {
+	cmd.SuggestionsMinimumDistance = suggestionDistance
+	s := cmd.SuggestionsFor(word)
+	if len(s) == 0 {
+		return ""
 	}
-	return usageErrorf("%s", msg)
+	// A word that begins some names means those ("st": status, stop), not
+	// every name two edits away ("ls", "rm").
+	if started := slices.DeleteFunc(slices.Clone(s), func(name string) bool { return !strings.HasPrefix(name, word) }); len(started) > 0 {
+		s = started
+	}
+	slices.Sort(s)
+	quoted := make([]string, len(s))
+	for i, name := range s {
+		quoted[i] = strconv.Quote(name)
+	}
+	if len(quoted) == 1 {
+		return fmt.Sprintf("; did you mean %s?", quoted[0])
+	}
+	return fmt.Sprintf("; did you mean %s or %s?", strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1])
 }
 
 // subcommand is one of qtask's commands and the words that call it (its
@@ -444,6 +475,7 @@ var subcommands = []subcommand{
 	{[]string{"status-line"}, func(d *Deps) *cobra.Command { return NewCmdStatusLine(d, nil) }},
 	{[]string{"doctor"}, func(d *Deps) *cobra.Command { return NewCmdDoctor(d, nil) }},
 	{[]string{"rm"}, func(d *Deps) *cobra.Command { return NewCmdRm(d, nil) }},
+	{[]string{"seen"}, func(d *Deps) *cobra.Command { return NewCmdSeen(d, nil) }},
 	{[]string{"restart"}, NewCmdRestart},
 	{[]string{"man"}, NewCmdMan},
 	{[]string{"ui"}, NewCmdUI},
@@ -487,6 +519,9 @@ func asGroup(cmd *cobra.Command) {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return argsError(c, "missing subcommand: %s", want)
+		}
+		if hint := didYouMean(c, args[0]); hint != "" {
+			return argsError(c, "unknown subcommand %q%s", args[0], hint)
 		}
 		return argsError(c, "unknown subcommand %q: want %s", args[0], want)
 	}

@@ -272,7 +272,7 @@ func runForeground(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks
 		out.endLine()
 		fmt.Fprintln(deps.IO.ErrOut, agent.StoppedFromOutside(displayValue(res.Task.ID)))
 	}
-	return reportEnd(deps, out, res.Task, timeout, opts)
+	return reportEnd(deps, out, res.Task, timeout, cfg.LongRunNote, opts)
 }
 
 // foregroundLimit is how long a foreground run may hold the caller, and
@@ -312,9 +312,10 @@ func reportPromoted(deps *Deps, out *lineTracker, res *tasks.AttendResult, timeo
 }
 
 // reportEnd says how a foreground task ended, when its exit code alone
-// does not (a failure with a reason, a hint for a long run that might
-// better have run in the background), and exits with the task's code.
-func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Duration, opts *RunOptions) error {
+// does not (a failure with a reason, a note for a long run that might
+// better have run in the background, to whom longRunNote says), and exits
+// with the task's code.
+func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Duration, longRunNote string, opts *RunOptions) error {
 	id := displayValue(end.ID)
 	// A routed command's output is what the agent would have seen without
 	// qtask, and an agent reads a plain exit from the exit code.
@@ -324,13 +325,7 @@ func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Durat
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
 	if end.EndedByItself() {
-		hintFor := agent.LongRunningHint
-		if opts.Agent {
-			hintFor = func(ran, timeout time.Duration, outputPath string) string {
-				return agent.AgentLongRunningHint(deps.agentName(), ran, timeout, outputPath)
-			}
-		}
-		if hint := hintFor(end.Runtime(time.Now()), timeout, displayValue(end.OutputPath)); hint != "" {
+		if hint := longRunHint(deps, end, timeout, longRunNote, opts.Agent); hint != "" {
 			out.endLine()
 			fmt.Fprintln(deps.IO.ErrOut, hint)
 		}
@@ -342,6 +337,22 @@ func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Durat
 		return &ExitError{Code: *end.ExitCode}
 	}
 	return nil
+}
+
+// longRunHint is the note after a long foreground run that ended by
+// itself, as config long_run_note says: an agent's (agent mode) unless
+// "off", a person's one line only with "always"; "" when none is due.
+func longRunHint(deps *Deps, end *tasks.Task, timeout time.Duration, longRunNote string, agentMode bool) string {
+	ran := end.Runtime(time.Now())
+	switch {
+	case longRunNote == config.LongRunNoteOff:
+		return ""
+	case agentMode:
+		return agent.AgentLongRunningHint(deps.agentName(), ran, timeout, displayValue(end.OutputPath))
+	case longRunNote == config.LongRunNoteAlways:
+		return agent.LongRunningHint(ran, timeout)
+	}
+	return ""
 }
 
 // lineTracker remembers whether the output so far ends a line, so qtask's

@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/internal/testenv"
+	"github.com/qtask/qtask/tasks"
 )
 
 // wantStatus waits until @qtask_status on the harness's server is want
@@ -59,6 +62,37 @@ func TestStatusSegmentFollowsTasks(t *testing.T) {
 	if r := h.qtask("status-line", "--format", "{done}"); r.code != exitUsage || !strings.Contains(r.stderr, "unknown placeholder {done}") {
 		t.Fatalf("status-line --format {done}: exit %d, %q", r.code, r.stderr)
 	}
+}
+
+// `qtask seen` clears unseen failures from the segment in one action (ids,
+// a name, or --all), printing nothing, instead of viewing each task.
+func TestSeenClearsUnseenFailures(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	long := h.start("sleep 60")
+	var failed []tasks.Task
+	for _, name := range []string{"one", "two", "three"} {
+		f := h.start("exit 3", "--name", name)
+		h.qtask("wait", "--timeout", "60s", f.ID) // not h.wait: its status would view it
+		failed = append(failed, f)
+	}
+	h.wantStatus("three failures", "⏵1 ✗3")
+	if out := h.mustQtask("seen", failed[0].ID); out != "" {
+		t.Fatalf("qtask seen printed %q, want nothing", out)
+	}
+	h.wantStatus("one failure seen by id", "⏵1 ✗2")
+	h.mustQtask("seen", "two")
+	h.wantStatus("one seen by name", "⏵1 ✗1")
+	h.mustQtask("seen", long.ID) // not a failure: nothing to clear
+	if out := h.mustQtask("seen", "--all"); out != "" {
+		t.Fatalf("qtask seen --all printed %q, want nothing", out)
+	}
+	h.wantStatus("all failures seen", "⏵1")
+	if r := h.qtask("seen", "nosuchtask"); r.code != 1 || !strings.Contains(r.stderr, `no task with id or name "nosuchtask"`) {
+		t.Fatalf("qtask seen of an unknown task: exit %d %q", r.code, r.stderr)
+	}
+	h.mustQtask("stop", long.ID)
 }
 
 // A foreground run's failure was seen by whoever ran it: it does not count
@@ -203,4 +237,30 @@ func TestStatusPushesOfQuickAndLongTasks(t *testing.T) {
 		t.Fatalf("%d pushes for a long task, 5 quick ones that changed nothing and a failed one (%d more allowed for those slower than the delay), want %d",
 			n, mayHave, 2+1+mayHave)
 	}
+}
+
+// The end message stays a few seconds (@qtask-notify-time, in ms), not
+// tmux's display-time of 750 ms, which is easily missed; a short value is
+// honoured too. The client's status line is drawn again ("[work]") only
+// once the message goes.
+func TestNotifyTime(t *testing.T) {
+	testenv.SkipShort(t, "watches a message for 2 s")
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	h.tmux("set-option", "-g", "status-interval", "0") // no redraw but the message's end
+	c := h.ptyClient("work")
+	task := decodeTask(t, h.qtaskIn(h.root, h.insideEnv(pane), "run", "--bg", "--json", "--name", "first", "--", "true").stdout)
+	h.wait(task.ID)
+	c.waitDrawn("✓ first ")
+	shown := c.mark()
+	time.Sleep(2 * time.Second) // well past display-time's 750 ms
+	if strings.Contains(c.drawn()[shown:], "[work]") {
+		t.Fatalf("the end message was gone within 2 s (the status line was drawn again); want the default of a few seconds")
+	}
+	h.tmux("set-option", "-g", "@qtask-notify-time", "300")
+	task = decodeTask(t, h.qtaskIn(h.root, h.insideEnv(pane), "run", "--bg", "--json", "--name", "second", "--", "true").stdout)
+	h.wait(task.ID)
+	c.waitDrawn("✓ second ")
+	c.waitDrawnSince(c.mark(), "[work]")
 }

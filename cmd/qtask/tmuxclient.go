@@ -8,8 +8,10 @@ import (
 	"github.com/qtask/qtask/tmux/plugin"
 )
 
-// clientMessageWidth bounds a message on a client's status line.
-const clientMessageWidth = 120
+// clientMessageWidth bounds a message on a client's status line (tmux
+// cuts it at the client's width too): room for a fix such as
+// `qtask init fish | source in ~/.config/fish/config.fish`.
+const clientMessageWidth = 160
 
 // reportToClient shows msg on a tmux client's status line, the way commands
 // run from key bindings report: whatever run-shell's command prints opens

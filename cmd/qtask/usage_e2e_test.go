@@ -38,6 +38,7 @@ func TestEveryCommandRefusesBadInputInOneLine(t *testing.T) {
 		"status-line":           {m("x")},
 		"doctor":                {m("x")},
 		"rm":                    {m()},
+		"seen":                  {m(), m("--all", "abc")},
 		"restart":               {m(), m("a", "b")},
 		"man":                   {m(), m("a", "b"), m("")},
 		"ui":                    {m("x")},

@@ -46,9 +46,17 @@ func Run(ctx context.Context, in Inputs) []Finding {
 		// qtask's own server however it is reached: by name, or by a
 		// QTASK_TMUX_SOCKET or $TMUX naming its socket.
 		own := in.Server.Same(tmux.SelectServer("", "", in.Env.TmuxTmpdir))
-		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own)...)
+		var here tmux.PaneID // the pane doctor runs in, if on that server
+		if caller := tasks.CallerAt(in.Env.TmuxSocketFromTMUX(), in.Env.TmuxPane); caller.On(in.Server) {
+			here = caller.Pane
+		}
+		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own, here)...)
 	}
-	out = append(out, checkState(in.Env), checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
+	out = append(out, checkState(in.Env))
+	if f, ok := checkTasksElsewhere(in.Env, in.Server); ok {
+		out = append(out, f)
+	}
+	out = append(out, checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
 	return out
 }
 
@@ -81,7 +89,7 @@ func checkTmux(ctx context.Context) (bool, Finding) {
 // checkServer looks at the tmux server qtask would use: reachable, the
 // plugin's bindings and hooks, the shells' hooks, and the cgroup it lives
 // in.
-func checkServer(ctx context.Context, server tmux.Server, stateDir string, own bool) []Finding {
+func checkServer(ctx context.Context, server tmux.Server, stateDir string, own bool, here tmux.PaneID) []Finding {
 	f := Finding{Check: "tmux server", OK: true}
 	pid, err := server.PID(ctx)
 	if errors.Is(err, tmux.ErrNoServer) {
@@ -94,20 +102,16 @@ func checkServer(ctx context.Context, server tmux.Server, stateDir string, own b
 		return []Finding{f}
 	}
 	f.Detail = fmt.Sprintf("%s, pid %d", server, pid)
-	return []Finding{f, checkBindings(ctx, server, own), checkShellHooks(ctx, server, stateDir), checkCgroup(pid)}
-}
-
-// shellHookInit is how each shell loads qtask's hooks, for the fix.
-var shellHookInit = map[string]string{
-	"bash": `eval "$(qtask init bash)" in ~/.bashrc`,
-	"zsh":  `eval "$(qtask init zsh)" in ~/.zshrc`,
-	"fish": "qtask init fish | source in ~/.config/fish/config.fish",
+	return []Finding{f, checkBindings(ctx, server, own), checkShellHooks(ctx, server, stateDir, here), checkCgroup(pid)}
 }
 
 // checkShellHooks says which shell panes have qtask's hooks loaded: the
 // promote key can move a command typed there only if they have. They are
 // optional, so this is never a failure; the detail says how to add them.
-func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) Finding {
+// here is the pane doctor runs in ("" if none on server): tmux names
+// qtask as its command, and it counts as the shell doctor was started
+// from.
+func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string, here tmux.PaneID) Finding {
 	f := Finding{Check: "shell hooks", OK: true}
 	panes, err := server.PaneCommands(ctx)
 	if err != nil {
@@ -117,7 +121,11 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 	shells, hooked := 0, 0
 	var without, adds []string
 	for pane, command := range panes {
-		if shellHookInit[command] == "" {
+		if pane == here && shellhooks.HowToLoad(command) == "" {
+			command = parentCommand()
+		}
+		load := shellhooks.HowToLoad(command)
+		if load == "" {
 			continue
 		}
 		shells++
@@ -126,8 +134,8 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 			continue
 		}
 		without = append(without, string(pane)+" "+command)
-		if !slices.Contains(adds, shellHookInit[command]) {
-			adds = append(adds, shellHookInit[command])
+		if !slices.Contains(adds, load) {
+			adds = append(adds, load)
 		}
 	}
 	slices.Sort(without)
@@ -138,6 +146,62 @@ func checkShellHooks(ctx context.Context, server tmux.Server, stateDir string) F
 			strings.Join(without, ", "), strings.Join(adds, "; "))
 	}
 	return f
+}
+
+// parentCommand names the program that started doctor ("bash"), "" if
+// unknown.
+func parentCommand() string {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", os.Getppid()))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(comm))
+}
+
+// checkTasksElsewhere says when running tasks live on other tmux servers
+// than server (started outside tmux, on qtask's own `tmux -L qtask`, or
+// from another server): their windows, keys and messages are there, not
+// on this one. Never a failure; ok is false when there is nothing to say
+// (no such task, or no state to read: checkState reports that).
+func checkTasksElsewhere(env config.Env, server tmux.Server) (Finding, bool) {
+	store, err := tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar})
+	if err != nil {
+		return Finding{}, false
+	}
+	running, _, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
+	if err != nil {
+		return Finding{}, false
+	}
+	counts := map[string]int{}
+	var servers []string
+	total := 0
+	for _, t := range running {
+		on, err := store.ServerOf(t)
+		if err != nil || on.Same(server) {
+			continue
+		}
+		name := strings.Join(on.Args(), " ")
+		if counts[name] == 0 {
+			servers = append(servers, name)
+		}
+		counts[name]++
+		total++
+	}
+	if total == 0 {
+		return Finding{}, false
+	}
+	slices.Sort(servers)
+	var where []string
+	for _, name := range servers {
+		where = append(where, fmt.Sprintf("%d on tmux %s", counts[name], name))
+	}
+	noun := "tasks run"
+	if total == 1 {
+		noun = "task runs"
+	}
+	return Finding{Check: "tasks on other servers", OK: true, Detail: fmt.Sprintf(
+		"%d running %s on another tmux server than this one (%s): their windows, keys and end messages are there; see them with `tmux %s attach`",
+		total, noun, strings.Join(where, ", "), servers[0])}, true
 }
 
 // checkBindings looks for the plugin's keys and tmux hooks. On qtask's own
