@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/qtask/qtask/tasks"
 )
@@ -124,8 +125,8 @@ func (u *ui) index() int {
 
 func (u *ui) draw() {
 	rows, cols := 24, 80
-	if ws, err := unix.IoctlGetWinsize(int(u.tty.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
-		rows, cols = int(ws.Row), int(ws.Col)
+	if w, h, err := term.GetSize(int(u.tty.Fd())); err == nil && w > 0 && h > 0 {
+		rows, cols = h, w
 	}
 	var b strings.Builder
 	b.WriteString("\x1b[H\x1b[2J")
@@ -304,25 +305,16 @@ func readInput(tty *os.File, timeout time.Duration) (string, error) {
 	return string(buf[:n]), nil
 }
 
-func isTTY(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTTY(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// rawMode switches the terminal to byte-at-a-time input without echo and
-// returns how to restore it.
+// rawMode switches the terminal to byte-at-a-time input without echo or
+// signal keys (Ctrl+C arrives as a key) and returns how to restore it.
+// Output processing is off too: the ui ends its lines with \r\n itself.
 func rawMode(tty *os.File) (func(), error) {
 	fd := int(tty.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	old, err := term.MakeRaw(fd)
 	if err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
-	raw := *old
-	raw.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Iflag &^= unix.IXON | unix.ICRNL
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
-	}
-	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+	return func() { term.Restore(fd, old) }, nil
 }
