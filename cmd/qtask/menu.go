@@ -64,12 +64,15 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		title := " " + displayCommand(menuRow(t, time.Now(), 0), menuWidth) + " "
 		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
-		_, t, err := deps.ViewTask(ctx, opts.Task)
-		if err == nil && !t.Running() {
-			err = &tasks.NotRunningError{Task: t}
+		// As the popup's attach: a pane of another server is not this
+		// server's pane of the same id.
+		store, t, err := deps.ViewTask(ctx, opts.Task)
+		var show *tasks.Showing
+		if err == nil {
+			show, err = store.Show(t, tasks.ShowOptions{InTmux: &server, Client: opts.Client})
 		}
 		if err == nil {
-			err = plugin.ShowPane(ctx, server, opts.Client, t.PaneID)
+			err = show.Do(ctx)
 		}
 		if err != nil {
 			return say(err.Error())

@@ -769,3 +769,76 @@ func TestDoctorReportsAnOlderPopupBinding(t *testing.T) {
 		t.Errorf("doctor after a reload: %v", f)
 	}
 }
+
+// startOn starts `command` in the background on the tmux server listening
+// on socket (another than the harness's: a task started outside tmux lives
+// on the private `-L qtask` server) and returns the task.
+func (h *harness) startOn(socket, command string, flags ...string) tasks.Task {
+	h.t.Helper()
+	args := append(append([]string{"run", "--bg", "--json"}, flags...), "--", command)
+	r := h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + socket}, args...)
+	if r.code != 0 {
+		h.t.Fatalf("qtask %s on %s: exit %d\n%s", strings.Join(args, " "), socket, r.code, r.stderr)
+	}
+	return decodeTask(h.t, r.stdout)
+}
+
+// Enter in the task menu's popup on a task of another tmux server (started
+// outside tmux, it runs on the private server; the menu in the person's
+// own tmux lists it) says where it runs and how to attach, and the menu
+// stays open. It ran a tmux client attached to that server inside the
+// popup: a tmux in a tmux, which only prefix d left, and whose prefix T
+// opened a popup in the popup (found by a new user's trial).
+func TestPluginMenuViewOfTaskOnAnotherServer(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	other := filepath.Join(h.root, "other.sock")
+	task := h.startOn(other, "sleep 60", "--name", "elsewhere")
+	c.pressPrefixKey("T")
+	c.waitDrawn("elsewhere")
+	mark := c.mark()
+	c.typeKeys("\r")
+	c.waitDrawnSince(mark, "runs on another tmux server")
+	c.waitDrawnSince(mark, filepath.Base(other)+" attach`") // the line wraps at the popup's width
+	otherClients := func() string {
+		out, _ := exec.Command("tmux", "-S", other, "list-clients", "-F", "#{client_name}").Output()
+		return strings.TrimSpace(string(out))
+	}
+	if clients := otherClients(); clients != "" {
+		t.Fatalf("a tmux client attached to the task's server from the popup: %q", clients)
+	}
+	if !h.menuRunning() {
+		t.Fatal("the menu closed: its line saying where the task runs went with it")
+	}
+	c.typeKeys("q")
+	eventually(t, "the menu to exit", func() bool { return !h.menuRunning() })
+	if clients := otherClients(); clients != "" {
+		t.Fatalf("a tmux client attached to the task's server from the popup: %q", clients)
+	}
+	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "stop", task.ID)
+}
+
+// The display-menu's "View its pane" on a task of another tmux server says
+// where it runs, and the client stays where it was. It switched the client
+// to the pane of the same id on its own server, someone else's pane, or
+// failed with tmux's "can't find pane".
+func TestPluginDisplayMenuViewOfTaskOnAnotherServer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	h.tmux("set-option", "-g", "@qtask-menu-style", "menu")
+	h.loadPlugin()
+	c := h.ptyClient("work")
+	other := filepath.Join(h.root, "other.sock")
+	task := h.startOn(other, "sleep 60", "--name", "elsewhere")
+	c.pressPrefixKey("T")
+	c.waitDrawn("elsewhere")
+	c.typeKeys("1")
+	c.waitDrawn("View its pane")
+	c.typeKeys("v")
+	c.waitDrawn("qtask: task " + task.ID + " runs on another tmux server")
+	if shown, _ := h.tmux("display-message", "-p", "-c", c.name, "#{pane_id}"); shown != pane {
+		t.Fatalf("the client moved to pane %s (its own was %s)", shown, pane)
+	}
+	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "stop", task.ID)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -135,13 +136,20 @@ func (u *ui) draw() {
 	if len(u.list) == 0 {
 		line("No background tasks.")
 	}
+	// The last action's result gets lines of its own above the keys, so
+	// a long one (how to reach a task on another server) can be read.
+	var note []string
+	if u.note != "" {
+		note = wrapWords(u.note, cols-1, 3)
+	}
+	visible := rows - 3 - len(note)
 	sel := u.index()
 	first := 0
-	if visible := rows - 3; sel >= visible {
+	if sel >= visible {
 		first = sel - visible + 1
 	}
 	now, width := time.Now(), menuStatusWidth(u.list)
-	for i := first; i < len(u.list) && i-first < rows-3; i++ {
+	for i := first; i < len(u.list) && i-first < visible; i++ {
 		t := u.list[i]
 		mark := "  "
 		if i == sel {
@@ -153,12 +161,11 @@ func (u *ui) draw() {
 		b.WriteString(displayCommand(mark+menuRow(t, now, width), cols-1))
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
-	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
-	help := "↑↓ move  ⏎ view  l log  f follow  s stop  x remove  q quit"
-	if u.note != "" {
-		help = u.note + "  |  " + help
+	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows-len(note)))
+	for _, l := range note {
+		b.WriteString(displayCommand(l, cols-1) + "\x1b[K\r\n")
 	}
-	b.WriteString(displayCommand(help, cols-1) + "\x1b[K")
+	b.WriteString(displayCommand("↑↓ move  ⏎ view  l log  f follow  s stop  x remove  q quit", cols-1) + "\x1b[K")
 	io.WriteString(u.deps.IO.Out, b.String())
 }
 
@@ -184,11 +191,10 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		id := u.selected
 		switch k {
 		case "\r":
-			if t := u.endedTask(id); t != nil {
+			if why := u.unviewable(id); why != "" {
 				// attach would say so and the ui would close with its
-				// popup before the line could be read. Read afresh: the
-				// list on the screen may be a refresh old.
-				u.note = fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
+				// popup before the line could be read.
+				u.note = why
 				return true
 			}
 			u.run(restore, u.deps.Self, u.attachArgs(id)...)
@@ -208,6 +214,25 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		}
 	}
 	return true
+}
+
+// unviewable says why attach cannot show task id here ("" if it can): it
+// has ended, or it runs on another tmux server than the ui's, where
+// attaching would nest a tmux client in this one. Read afresh: the list
+// on the screen may be a refresh old.
+func (u *ui) unviewable(id string) string {
+	t, err := u.store.Get(id)
+	if err != nil {
+		return err.Error()
+	}
+	if !t.Running() {
+		return fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
+	}
+	opts := tasks.ShowOptions{Caller: u.deps.Caller(), InTmux: u.deps.tmuxServer(), Client: u.client}
+	if _, err := u.store.Show(t, opts); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // attachArgs is the attach Enter runs for task id, on the ui's client
@@ -317,4 +342,28 @@ func rawMode(tty *os.File) (func(), error) {
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
 	return func() { term.Restore(fd, old) }, nil
+}
+
+// wrapWords breaks s into at most max lines of at most width characters,
+// between words where it can; what does not fit is cut (displayCommand
+// marks the cut).
+func wrapWords(s string, width, max int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines, line = append(lines, line), w
+		}
+	}
+	lines = append(lines, line)
+	if len(lines) > max {
+		lines[max-1] = strings.Join(lines[max-1:], " ")
+		lines = lines[:max]
+	}
+	return lines
 }
