@@ -292,10 +292,13 @@ func TestPluginMenuStopsAndRemovesTask(t *testing.T) {
 	if st := h.status(second.ID); !st.Running() {
 		t.Fatalf("the other task was hit too: %s", st.StatusText())
 	}
-	// Keys reach the menu in order: up, x acts on the running task.
+	// Keys reach the menu in order: up, x asks about the running task, and
+	// any key but y keeps it.
 	c.typeKeys("\x1b[A")
 	c.typeKeys("x")
-	c.waitDrawn("task " + second.ID + " is still running: stop it first")
+	c.waitDrawn("task " + second.ID + " is running: y stops it")
+	c.typeKeys("n")
+	c.waitDrawn("task " + second.ID + " kept")
 	c.typeKeys("\x1b[B")
 	c.typeKeys("x")
 	c.waitDrawn("Removed task " + first.ID)
@@ -841,4 +844,129 @@ func TestPluginDisplayMenuViewOfTaskOnAnotherServer(t *testing.T) {
 		t.Fatalf("the client moved to pane %s (its own was %s)", shown, pane)
 	}
 	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "stop", task.ID)
+}
+
+// cursorRow is the task menu's row under the cursor on rows ("" if none).
+func cursorRow(rows []string) string { return rowWith(rows, "> ") }
+
+// The task menu (prefix T) keeps its columns lined up whatever a status
+// says: a monitor's `completed (exit 0, 3 events)` was wider than the
+// status column and pushed its own row's runtime and name to the right.
+func TestPluginMenuColumnsLineUpWithALongStatus(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	monitor := decodeTask(t, h.mustQtask("monitor", "--json", "--name", "monitor-task", "--", "printf 'a\\nb\\nc\\n'"))
+	h.qtask("wait", "--timeout", "60s", monitor.ID)
+	if st := h.status(monitor.ID); st.StatusText() != "completed (exit 0, 3 events)" {
+		t.Fatalf("the monitor's status: %q, want completed (exit 0, 3 events)", st.StatusText())
+	}
+	done := h.start("true", "--name", "done-task")
+	h.wait(done.ID)
+	running := h.start("sleep 60", "--name", "running-task")
+	c.pressPrefixKey("T")
+	names := []string{"monitor-task", "done-task", "running-task"}
+	rows := c.waitScreen("the three tasks", func(rows []string) bool {
+		for _, name := range names {
+			if rowWith(rows, name) == "" {
+				return false
+			}
+		}
+		return true
+	})
+	column := func(name string) int { r := rowWith(rows, name); return len([]rune(r[:strings.Index(r, name)])) }
+	for _, name := range names[1:] {
+		if column(name) != column(names[0]) {
+			t.Fatalf("the names start in different columns (%s at %d, %s at %d):\n%s", names[0], column(names[0]), name, column(name), strings.Join(rows, "\n"))
+		}
+	}
+	if !strings.Contains(rowWith(rows, "monitor-task"), "completed (exit 0, 3 events)") {
+		t.Fatalf("the monitor's row does not show its whole status:\n%s", strings.Join(rows, "\n"))
+	}
+	c.typeKeys("q")
+	h.mustQtask("stop", running.ID)
+}
+
+// x in the task menu removes the task under the cursor and the cursor stays
+// on its row, now the next task's. It jumped to the top of the list.
+func TestPluginMenuCursorStaysAfterRemove(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	var ids []string
+	for _, name := range []string{"task-one", "task-two", "task-three"} {
+		task := h.start("true", "--name", name)
+		h.wait(task.ID)
+		ids = append(ids, task.ID)
+	}
+	c.pressPrefixKey("T")
+	c.waitScreen("the cursor on the newest task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "task-three") })
+	c.typeKeys("j")
+	c.waitScreen("the cursor on the second task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "task-two") })
+	c.typeKeys("x")
+	rows := c.waitScreen("task-two removed", func(rows []string) bool { return rowWith(rows, "Removed task "+ids[1]) != "" })
+	if cur := cursorRow(rows); !strings.Contains(cur, "task-one") {
+		t.Fatalf("after removing the second task the cursor is on %q, want the next one, task-one:\n%s", cur, strings.Join(rows, "\n"))
+	}
+	c.typeKeys("q")
+}
+
+// A list longer than the popup says how many tasks are below the rows it
+// shows, and above once the cursor has moved down past them. The rows past
+// the popup's bottom were simply not there.
+func TestPluginMenuSaysHowManyMore(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	const n = 30 // the popup is 70% of 40 rows
+	var ids []string
+	for i := range n {
+		ids = append(ids, h.start("true", "--name", fmt.Sprintf("many-%02d", i)).ID)
+	}
+	h.qtask(append([]string{"wait", "--timeout", "60s"}, ids...)...)
+	c.pressPrefixKey("T")
+	rows := c.waitScreen("a line saying how many more", func(rows []string) bool { return rowWith(rows, " more") != "" })
+	shown := 0
+	for _, r := range rows {
+		if strings.Contains(r, "many-") {
+			shown++
+		}
+	}
+	want := fmt.Sprintf("↓ %d more", n-shown)
+	if line := rowWith(rows, " more"); shown == 0 || !strings.Contains(line, want) {
+		t.Fatalf("%d rows shown, and the more line is %q, want %q:\n%s", shown, line, want, strings.Join(rows, "\n"))
+	}
+	for range shown {
+		c.typeKeys("j")
+	}
+	c.waitScreen("the cursor past the first screen, and tasks above it", func(rows []string) bool {
+		return strings.Contains(cursorRow(rows), fmt.Sprintf("many-%02d", n-1-shown)) && rowWith(rows, "↑ 1 more") != ""
+	})
+	c.typeKeys("q")
+}
+
+// x on a running task asks first: any key but y keeps it, y stops it and
+// removes it with its output. It was refused with "stop it first".
+func TestPluginMenuForceRemovesARunningTask(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	task := h.start("sleep 60", "--name", "busy-task")
+	c.pressPrefixKey("T")
+	c.waitScreen("the running task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "busy-task") })
+	c.typeKeys("x")
+	c.waitScreen("the question", func(rows []string) bool { return rowWith(rows, "task "+task.ID+" is running: y stops it") != "" })
+	c.typeKeys("n")
+	c.waitScreen("the task kept", func(rows []string) bool { return rowWith(rows, "task "+task.ID+" kept") != "" })
+	if st := h.status(task.ID); !st.Running() {
+		t.Fatalf("a key other than y: the task is %s, want it kept running", st.StatusText())
+	}
+	c.typeKeys("x")
+	mark := c.mark()
+	c.waitDrawnSince(mark, "y stops it")
+	c.typeKeys("y")
+	c.waitScreen("the task removed", func(rows []string) bool { return rowWith(rows, "Removed task "+task.ID) != "" })
+	if r := h.qtask("status", task.ID); r.code == 0 {
+		t.Fatalf("the removed task still has a status: %s", r.stdout)
+	}
+	if _, err := os.Stat(task.OutputPath); !os.IsNotExist(err) {
+		t.Fatalf("the removed task's output is still there: %v", err)
+	}
+	c.typeKeys("q")
 }

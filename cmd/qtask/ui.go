@@ -30,9 +30,9 @@ func NewCmdUI(deps *Deps) *cobra.Command {
 		Long: `A full-screen list of tasks, running first, then newest first, with status,
 runtime and name. Keys: up/down (or k/j) move; Enter views the task's pane
 (qtask attach); l reads its log in $PAGER (default less); f follows it
-(Ctrl+C returns); s stops it; x removes a finished task and its output
-(qtask rm); q or Esc quits. The tmux plugin opens it in a
-popup with prefix T.`,
+(Ctrl+C returns); s stops it; x removes it and its output (qtask rm; a
+running task after y confirms, as qtask rm --force); q or Esc quits. The
+tmux plugin opens it in a popup with prefix T.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUI(cmd.Context(), deps, client)
@@ -51,8 +51,12 @@ type ui struct {
 	tty      *os.File
 	list     []*tasks.Task
 	selected string // the id under the cursor, kept across refreshes
+	top      int    // the first row shown, for a list taller than the screen
 	note     string // the result of the last action
 	client   string // the tmux client Enter switches; "" the current one
+	// removing is a running task x was pressed on: y stops and removes
+	// it, any other key keeps it.
+	removing string
 }
 
 func runUI(ctx context.Context, deps *Deps, client string) error {
@@ -107,16 +111,18 @@ func splitKeys(in string) []string {
 	return keys
 }
 
-// load re-reads the tasks.
+// load re-reads the tasks. The cursor stays on its task; if that one is
+// gone (removed), on the row it was on, now the next task's.
 func (u *ui) load() {
 	list, _, err := u.store.List(tasks.Filter{})
 	if err != nil {
 		u.note = err.Error()
 		return
 	}
+	row := max(u.index(), 0)
 	u.list = menuOrder(list)
 	if u.index() < 0 && len(list) > 0 {
-		u.selected = list[0].ID
+		u.selected = list[min(row, len(list)-1)].ID
 	}
 }
 
@@ -142,14 +148,14 @@ func (u *ui) draw() {
 	if u.note != "" {
 		note = wrapWords(u.note, cols-1, 3)
 	}
-	visible := rows - 3 - len(note)
-	sel := u.index()
-	first := 0
-	if sel >= visible {
-		first = sel - visible + 1
+	shown := max(rows-3-len(note), 1)
+	if len(u.list) > shown {
+		shown = max(shown-1, 1) // for the line saying how many more
 	}
-	now, width := time.Now(), menuStatusWidth(u.list)
-	for i := first; i < len(u.list) && i-first < visible; i++ {
+	u.scroll(shown)
+	now, width := time.Now(), menuStatusWidth(u.list, max(maxMenuStatusWidth, (cols-40)/2))
+	sel := u.index()
+	for i := u.top; i < len(u.list) && i-u.top < shown; i++ {
 		t := u.list[i]
 		mark := "  "
 		if i == sel {
@@ -161,6 +167,9 @@ func (u *ui) draw() {
 		b.WriteString(displayCommand(mark+menuRow(t, now, width), cols-1))
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
+	if more := moreRows(u.top, len(u.list)-u.top-shown); more != "" {
+		line(more)
+	}
 	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows-len(note)))
 	for _, l := range note {
 		b.WriteString(displayCommand(l, cols-1) + "\x1b[K\r\n")
@@ -169,8 +178,43 @@ func (u *ui) draw() {
 	io.WriteString(u.deps.IO.Out, b.String())
 }
 
+// scroll moves the window of shown rows just enough to keep the cursor in
+// it.
+func (u *ui) scroll(shown int) {
+	if sel := u.index(); sel >= 0 {
+		u.top = min(u.top, sel)
+		u.top = max(u.top, sel-shown+1)
+	}
+	u.top = max(min(u.top, len(u.list)-shown), 0)
+}
+
+// moreRows is the line saying how many tasks are above and below the rows
+// shown ("" when none are).
+func moreRows(above, below int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	}
+	if parts == nil {
+		return ""
+	}
+	return "  " + strings.Join(parts, "  ")
+}
+
 // key acts on one key; false ends the ui.
 func (u *ui) key(ctx context.Context, k string, restore func()) bool {
+	if id := u.removing; id != "" {
+		u.removing = ""
+		if k != "y" {
+			u.note = "task " + id + " kept"
+			return true
+		}
+		u.note = quietly(ctx, u.deps.Self, "rm", "--force", id)
+		return true
+	}
 	i := u.index()
 	move := func(to int) {
 		if to >= 0 && to < len(u.list) {
@@ -210,7 +254,12 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		case "s":
 			u.note = quietly(ctx, u.deps.Self, "stop", id)
 		case "x":
-			u.note = quietly(ctx, u.deps.Self, "rm", id) // a running task is refused: the note says so
+			if t, err := u.store.Get(id); err == nil && t.Running() {
+				u.removing = id
+				u.note = fmt.Sprintf("task %s is running: y stops it and removes it with its output, any other key keeps it", id)
+				return true
+			}
+			u.note = quietly(ctx, u.deps.Self, "rm", id)
 		}
 	}
 	return true
