@@ -970,3 +970,20 @@ func TestPluginMenuForceRemovesARunningTask(t *testing.T) {
 	}
 	c.typeKeys("q")
 }
+
+// Loading the plugin leaves nothing in tmux's message log: it looked up
+// each key it binds with list-keys, and tmux logs "unknown key: T" for a
+// key that is not bound yet (the first load, and a key moved by its
+// option).
+func TestPluginLoadLogsNoMessage(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	h.tmux("set-option", "-g", "@qtask-promote-key", "M-p")
+	h.loadPlugin()
+	c.pressPrefixKey("T")
+	c.waitDrawn("q quit") // the binding works
+	c.typeKeys("q")
+	if log, _ := h.tmux("show-messages"); strings.Contains(log, "unknown key") {
+		t.Fatalf("loading the plugin left messages in tmux's log:\n%s", log)
+	}
+}
