@@ -987,3 +987,30 @@ func TestPluginLoadLogsNoMessage(t *testing.T) {
 		t.Fatalf("loading the plugin left messages in tmux's log:\n%s", log)
 	}
 }
+
+// A task's window killed by hand (prefix &, y) is a stop the person asked
+// for: the task is `cancelled (window killed)`, and the status segment
+// counts no failure. It was `failed (lost)`, an unseen failure (✗1) on
+// the status line.
+func TestPluginKilledTaskWindowIsCancelled(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	task := h.start("sleep 600", "--name", "kill-me")
+	h.wantStatus("the task running", "⏵1")
+	if out, err := h.tmux("switch-client", "-c", c.name, "-t", task.PaneID); err != nil {
+		t.Fatalf("switch-client: %v %s", err, out)
+	}
+	c.waitDrawn("kill-me")
+	c.pressPrefixKey("&")
+	c.waitDrawn("? (y/n)")
+	c.typeKeys("y")
+	eventually(t, "the task of the killed window to end", func() bool { return h.recordStatus(task.ID) != string(tasks.StatusRunning) })
+	h.wantStatus("the task's window killed", "")
+	st := h.status(task.ID)
+	if st.Status != tasks.StatusCancelled || st.StatusText() != "cancelled (window killed)" {
+		t.Fatalf("task after its window was killed: %s, want cancelled (window killed)", st.StatusText())
+	}
+	if row := rowWith(strings.Split(h.mustQtask("ls"), "\n"), task.ID); !strings.Contains(row, "cancelled (window killed)") {
+		t.Fatalf("ls shows the task as %q, want cancelled (window killed)", row)
+	}
+}
