@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,7 @@ func BenchmarkPushStatus(b *testing.B) {
 	for _, servers := range []int{1, 2} {
 		for _, changed := range []bool{true, false} {
 			name := map[bool]string{true: "changed", false: "unchanged"}[changed]
-			b.Run(filepath.Join(map[int]string{1: "servers=1", 2: "servers=2"}[servers], name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("servers=%d/%s", servers, name), func(b *testing.B) {
 				dir := b.TempDir()
 				s, err := OpenStore(filepath.Join(dir, "state"))
 				if err != nil {
@@ -28,7 +29,7 @@ func BenchmarkPushStatus(b *testing.B) {
 				}
 				var all []tmux.Server
 				for i := range servers {
-					sock := filepath.Join(dir, "s"+string(rune('0'+i)))
+					sock := filepath.Join(dir, fmt.Sprint("s", i))
 					if out, err := exec.Command(tmuxBin, "-S", sock, "-f", "/dev/null", "new-session", "-d", "--", "sleep", "600").CombinedOutput(); err != nil {
 						b.Fatalf("tmux: %v %s", err, out)
 					}
