@@ -97,15 +97,19 @@ func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
 	}
 	sh := &Showing{server: server, pane: tmux.PaneID(t.PaneID), opts: opts}
 	inside := opts.Caller.Inside()
+	// A client of one server cannot show another server's pane, and a
+	// client attached to it from within tmux (a popup without a pane
+	// included) would nest one tmux in the other.
+	otherServer := inside && !opts.Caller.On(server) || !inside && opts.InTmux != nil && !opts.InTmux.Same(server)
 	switch {
-	case inside && !opts.Caller.On(server):
+	case otherServer:
 		return nil, fmt.Errorf("task %s runs on another tmux server; from outside tmux run `qtask attach %s`, or `tmux %s attach`",
 			t.ID, t.ID, strings.Join(server.Args(), " "))
 	case opts.Here && !inside:
 		return nil, &ArgumentError{Msg: "attach --here works inside tmux only"}
 	case opts.Here:
 		sh.Way = ShowJoin
-	case inside, opts.InTmux != nil && opts.InTmux.Same(server):
+	case inside, opts.InTmux != nil:
 		sh.Way = ShowSwitch
 	default:
 		sh.Way = ShowAttach

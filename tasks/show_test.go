@@ -23,6 +23,7 @@ func TestShowDecidesHowToReachThePane(t *testing.T) {
 
 	here := Caller{Pane: "%1", Server: taskServer}
 	elsewhere := Caller{Pane: "%1", Server: tmux.NewSocketServer("/run/other.sock")}
+	otherTmux := tmux.NewSocketServer("/run/other.sock")
 	for _, tc := range []struct {
 		name    string
 		id      string
@@ -35,6 +36,8 @@ func TestShowDecidesHowToReachThePane(t *testing.T) {
 		{"--here joins the pane", r.ID, ShowOptions{Caller: here, Here: true}, ShowJoin, ""},
 		{"--here outside tmux is refused", r.ID, ShowOptions{Here: true}, 0, "works inside tmux only"},
 		{"another server cannot be switched to", r.ID, ShowOptions{Caller: elsewhere}, 0, "runs on another tmux server"},
+		{"a popup of the task's server switches", r.ID, ShowOptions{InTmux: &taskServer}, ShowSwitch, ""},
+		{"a popup of another server does not nest a client", r.ID, ShowOptions{InTmux: &otherTmux}, 0, "runs on another tmux server"},
 		{"a task without a pane yet", noPane.ID, ShowOptions{}, 0, "has no tmux pane yet"},
 		{"an ended task", ended.ID, ShowOptions{Caller: here}, 0, "is not running"},
 	} {

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -151,29 +153,53 @@ func (s *Store) MarkSeen(t *Task) error {
 	return nil
 }
 
-// pushStatus sets StatusOption on the task's server to the current counts
-// in the task's status format. Callers have changed the counts already
-// (under the state lock, with the record); the push itself holds only the
-// push lock (a tmux call must not hold up every other transition), which
-// serializes pushes so that the last one made read the last counts. A
-// server that is gone or refuses is not the task's problem: errors are
-// dropped.
+// pushStatus sets StatusOption to the current counts, in the task's status
+// format, on every server that shows the segment: each where the plugin
+// loaded (RefreshStatus), whichever server the task runs on, and the task's
+// own. Callers have changed the counts already (under the state lock, with
+// the record); the push itself holds only the push lock (a tmux call must
+// not hold up every other transition), which serializes pushes so that the
+// last one made read the last counts. A server that is gone or refuses is
+// not the task's problem: errors are dropped.
 func (s *Store) pushStatus(r *record) {
-	server, err := r.server()
-	if err != nil || r.StatusFormat == "" {
+	if r.StatusFormat == "" {
 		return
 	}
-	s.pushStatusTo(server, r.StatusFormat, false)
+	var own []tmux.Server
+	if server, err := r.server(); err == nil {
+		own = append(own, server)
+	}
+	s.pushStatusTo(own, r.StatusFormat, nil)
 }
 
-// pushStatusTo sets the status segment on server, unless (force aside) the
-// last push set this very value on this run of the server: most task ends
-// leave the segment as it was (a quick task that was never counted on it,
-// a completed one among others), and a tmux call costs the server more than
-// the task's whole bookkeeping. The memo names the server's run by its
-// socket (tmux.Server.Incarnation): a server started again on the same
-// socket has lost the option and gets it again.
-func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) error {
+// pushedName is the file, in the counts directory, where pushes keep the
+// servers that show the segment and what the last push set on each.
+const pushedName = ".pushed"
+
+// pushedServer is one server's entry in pushedName, keyed by
+// tmux.Server.String (its socket path).
+type pushedServer struct {
+	// Shows: the plugin loaded on this server (RefreshStatus), so every
+	// push goes to it, whichever server the task that changed the counts
+	// runs on. A server whose socket is gone, or that answers that it is
+	// not running, is dropped.
+	Shows bool `json:"shows,omitempty"`
+	// Run and Value are the memo: the push to the server's run Run (its
+	// tmux.Server.Incarnation) set Value. Run "" is no memo.
+	Run   string `json:"run,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// pushStatusTo sets the status segment on the servers that show it (see
+// pushedServer) and on own, each unless the last push set this very value
+// on this run of it: most task ends leave the segment as it was (a quick
+// task that was never counted on it, a completed one among others), and a
+// tmux call costs the server more than the task's whole bookkeeping. A
+// server started again on the same socket has lost the option and gets it
+// again. refresh, if set, is a server the plugin has just loaded on: it is
+// added to those that show the segment and set whatever the memo says; its
+// error is returned.
+func (s *Store) pushStatusTo(own []tmux.Server, format string, refresh *tmux.Server) error {
 	if err := s.mkdirAt(countsName("")); err != nil {
 		return err
 	}
@@ -185,7 +211,7 @@ func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) erro
 	if err := flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("lock status push: %w", err)
 	}
-	// The memo below is written by path (see lock).
+	// The file below is written by path (see lock).
 	if err := s.checkRoot(); err != nil {
 		return err
 	}
@@ -194,33 +220,101 @@ func (s *Store) pushStatusTo(server tmux.Server, format string, force bool) erro
 		return err
 	}
 	value := FormatStatus(format, counts)
-	memoPath := filepath.Join(s.countsDir(""), ".pushed")
-	memo := ""
-	if run := server.Incarnation(); run != "" {
-		memo = server.String() + "\n" + run + "\n" + value
+	path := filepath.Join(s.countsDir(""), pushedName)
+	pushed := map[string]pushedServer{}
+	if data, err := readOwnFile(path); err == nil {
+		json.Unmarshal(data, &pushed) // unreadable: no memo, one push more
 	}
-	if !force && memo != "" {
-		if last, err := readOwnFile(memoPath); err == nil && string(last) == memo {
-			return nil
+	servers := map[string]tmux.Server{}
+	for key, p := range pushed {
+		if server, err := tmux.ParseServer(key); err == nil && p.Shows {
+			servers[key] = server
 		}
 	}
-	// The old memo goes before the option is set (removing takes no disk
-	// space): a memo that cannot be written after the set, or a push that
-	// dies between the two, then costs one push more, never one less.
-	os.Remove(memoPath)
-	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
-	defer cancel()
-	if err := server.SetGlobalOption(ctx, StatusOption, value); err != nil || memo == "" {
-		return err
+	for _, server := range own {
+		servers[server.String()] = server
 	}
-	writeFileAtomic(memoPath, []byte(memo)) // under the push lock: no other push meanwhile
-	return nil
+	if refresh != nil {
+		servers[refresh.String()] = *refresh
+		pushed[refresh.String()] = pushedServer{Shows: true}
+	}
+	type push struct {
+		key    string
+		server tmux.Server
+		run    string
+	}
+	var pushes []push
+	changed := refresh != nil
+	for key, server := range servers {
+		p, run := pushed[key], server.Incarnation()
+		switch {
+		case run == "" && p.Shows:
+			delete(pushed, key) // its socket is gone: so is the server
+			changed = true
+		case run != "" && p.Run == run && p.Value == value:
+		default:
+			pushes = append(pushes, push{key, server, run})
+			if p.Run != "" {
+				p.Run, p.Value = "", ""
+				pushed[key], changed = p, true
+			}
+		}
+	}
+	if !changed && len(pushes) == 0 {
+		return nil
+	}
+	// The memos of the servers about to be set go before they are set: a
+	// file that cannot be written after the sets, or a push that dies
+	// between the two, then costs one push more, never one less.
+	if changed {
+		writePushed(path, pushed)
+	}
+	// The servers are set at once: a second server costs the push hardly
+	// more than one, and a hung one no more than its timeout.
+	errs := make([]error, len(pushes))
+	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
+	var wg sync.WaitGroup
+	for i, p := range pushes {
+		wg.Go(func() { errs[i] = p.server.SetGlobalOption(ctx, StatusOption, value) })
+	}
+	wg.Wait()
+	cancel()
+	var refreshErr error
+	for i, p := range pushes {
+		entry := pushed[p.key]
+		switch err := errs[i]; {
+		case errors.Is(err, tmux.ErrNoServer):
+			delete(pushed, p.key)
+		case err == nil && p.run != "":
+			entry.Run, entry.Value = p.run, value
+			pushed[p.key] = entry
+		}
+		if refresh != nil && p.key == refresh.String() {
+			refreshErr = errs[i]
+		}
+	}
+	writePushed(path, pushed) // under the push lock: no other push meanwhile
+	return refreshErr
+}
+
+// writePushed writes pushedName, keeping only what a later push needs: the
+// servers that show the segment, and the memos.
+func writePushed(path string, pushed map[string]pushedServer) {
+	for key, p := range pushed {
+		if !p.Shows && p.Run == "" {
+			delete(pushed, key)
+		}
+	}
+	if data, err := json.Marshal(pushed); err == nil {
+		writeFileAtomic(path, data)
+	}
 }
 
 // RefreshStatus sets the status segment on server from the counts as they
-// are, for the plugin's first load: always, whatever the last push set.
+// are, for the plugin's load: always, whatever the last push set. From then
+// on every push goes to server too, while it runs.
 func (s *Store) RefreshStatus(server tmux.Server, format string) error {
-	return s.pushStatusTo(server, format, true)
+	return s.pushStatusTo([]tmux.Server{server}, format, &server)
 }
 
 // FormatStatus renders a status format: {running} and {failed} are

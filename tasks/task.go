@@ -119,6 +119,8 @@ func (t *Task) StatusText() string {
 		return fmt.Sprintf("completed (exit %d, %s)", *t.ExitCode, events)
 	case t.Status == StatusFailed:
 		return t.shellStatusText() + " (" + events + ")"
+	case t.Status == StatusCancelled && t.Error != "":
+		return "cancelled (" + t.Error + ", " + events + ")"
 	}
 	return string(t.Status) + " (" + events + ")"
 }
@@ -143,6 +145,10 @@ func (t *Task) shellStatusText() string {
 			return "failed: " + t.Error
 		}
 		return "failed"
+	case StatusCancelled:
+		if t.Error != "" {
+			return "cancelled (" + t.Error + ")" // window killed
+		}
 	}
 	return string(t.Status)
 }

@@ -231,23 +231,42 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 	if stopped {
 		o = cur.stopOutcome(o)
 	} else if paneClosed.Load() {
-		o.status, o.reason = StatusFailed, "lost: "+paneLoss(r.TmuxServer)
+		o.status, o.reason = paneClosedOutcome(r.TmuxServer)
 	}
 	return o, true
 }
 
-// paneLoss says how a task's pane went, and whether its tmux server went
-// too (`kill-server`, a crash, or the last pane closed): a task of a dead
-// server is not one anyone closed by hand.
-func paneLoss(server tmux.Server) string {
-	const closed = "the task's tmux pane was closed while it ran"
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if _, err := server.PID(ctx); errors.Is(err, tmux.ErrNoServer) {
-		return closed + ", and its tmux server is gone"
+// windowKilled is the reason of a task whose window was closed by hand
+// (prefix &, kill-window, prefix x on its pane): a stop the person asked
+// for, not a failure of the task.
+const windowKilled = "window killed"
+
+// paneClosedOutcome says how a task whose pane went away while it ran has
+// ended: cancelled when someone closed its window, its tmux server still
+// running; failed (lost) when the server went too (`kill-server`, a
+// crash, or the last pane closed): a task of a dead server is not one
+// anyone closed by hand. A server whose last window was closed exits a
+// moment after the pane's SIGHUP: it is asked twice, serverExitGrace
+// apart, so the answer does not depend on how quickly this ran.
+func paneClosedOutcome(server tmux.Server) (Status, string) {
+	gone := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := server.PID(ctx)
+		return errors.Is(err, tmux.ErrNoServer)
 	}
-	return closed
+	if !gone() {
+		time.Sleep(serverExitGrace)
+		if !gone() {
+			return StatusCancelled, windowKilled
+		}
+	}
+	return StatusFailed, "lost: the task's tmux pane was closed while it ran, and its tmux server is gone"
 }
+
+// serverExitGrace is how long a tmux server that has lost its last session
+// may take to exit (tmux 3.3a exits on the next turn of its event loop).
+const serverExitGrace = 100 * time.Millisecond
 
 // noteExit records that the command exited, and with what code, before the
 // wrapper (or an adopted command's prompt hook) waits for the output: a

@@ -2,7 +2,6 @@ package tmux
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -61,15 +60,54 @@ func (s Server) SetGlobalOption(ctx context.Context, name, value string) error {
 	return err
 }
 
-// PrefixBinding is the list-keys line of prefix+key, "" if it is unbound
-// (tmux 3.3a fails with "unknown key" then).
+// PrefixBinding is the list-keys line of prefix+key, "" if it is unbound.
+// The whole table is listed and searched: `list-keys -T prefix KEY` of a
+// key not bound fails, and tmux 3.3a keeps that "unknown key: KEY" in its
+// message log (show-messages) for every load of the plugin.
 func (s Server) PrefixBinding(ctx context.Context, key string) (string, error) {
-	out, err := s.run(ctx, "list-keys", "-T", "prefix", literalArg(key))
-	var terr *Error
-	if errors.As(err, &terr) && strings.Contains(terr.Stderr, "unknown key") {
-		return "", nil
+	out, err := s.run(ctx, "list-keys", "-T", "prefix")
+	if err != nil {
+		return "", err
 	}
-	return out, err
+	want := keyName(key)
+	for _, line := range strings.Split(out, "\n") {
+		if bound, ok := listedKey(line); ok && bound == want {
+			return line, nil
+		}
+	}
+	return "", nil
+}
+
+// listedKey is the key of a list-keys line ("bind-key [-r] -T TABLE KEY
+// COMMAND…"), as keyName spells it; tmux escapes a key its parser treats
+// specially with a backslash (\#, \;, \").
+func listedKey(line string) (string, bool) {
+	fields := strings.Fields(line)
+	for i, f := range fields {
+		if f == "-T" && i+2 < len(fields) {
+			k := fields[i+2]
+			if len(k) > 1 && k[0] == '\\' {
+				k = k[1:]
+			}
+			return keyName(k), true
+		}
+	}
+	return "", false
+}
+
+// keyName spells a key as list-keys prints it, for the ways a person may
+// write the same key in an option: modifiers in either case (m-p is M-p),
+// and ^x for C-x.
+func keyName(key string) string {
+	if len(key) == 2 && key[0] == '^' {
+		key = "C-" + strings.ToLower(key[1:])
+	}
+	prefix := ""
+	for len(key) > 2 && key[1] == '-' && strings.ContainsRune("cmsCMS", rune(key[0])) {
+		prefix += strings.ToUpper(key[:1]) + "-"
+		key = key[2:]
+	}
+	return prefix + key
 }
 
 // BindPrefix binds prefix+key to the tmux command args (its arguments

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/internal/pty"
+	"github.com/qtask/qtask/tasks/render"
 )
 
 // ttyClient is a real tmux client attached to the harness's server on a pty
@@ -41,10 +42,14 @@ func openPTY(t *testing.T, rows, cols uint16) (master, tty *os.File) {
 	return master, tty
 }
 
-// ptyClient attaches a client to session on a fresh 120×40 pty.
+// The size of a ptyClient's terminal.
+const clientRows, clientCols = 40, 120
+
+// ptyClient attaches a client to session on a fresh clientCols×clientRows
+// pty.
 func (h *harness) ptyClient(session string) *ttyClient {
 	h.t.Helper()
-	master, tty := openPTY(h.t, 40, 120)
+	master, tty := openPTY(h.t, clientRows, clientCols)
 	cmd := exec.Command("tmux", "-S", h.socket, "-u", "attach-session", "-t", "="+session)
 	cmd.Env = append(append([]string{}, h.env...), "TERM=xterm-256color")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
@@ -153,3 +158,44 @@ func (c *ttyClient) waitDrawnSince(mark int, text string) {
 
 // prefix is tmux's default prefix key, C-b.
 const prefix = "\x02"
+
+// screen is the client's terminal now, as rows of text: everything tmux
+// drew on it, played through qtask's own model of a terminal
+// (tasks/render), which shows popups and menus where capture-pane sees
+// only the pane under them. tmux draws on the terminal's alternate screen;
+// the model would set that aside, so the switch to it is left out.
+func (c *ttyClient) screen() []string {
+	drawn := strings.NewReplacer("\x1b[?1049h", "", "\x1b[?1049l", "").Replace(c.drawn())
+	var scrolled bytes.Buffer
+	s := render.New(&scrolled, render.Options{Width: clientCols, Height: clientRows})
+	s.Write([]byte(drawn))
+	live, _ := s.AppendLive(nil)
+	return strings.Split(string(live), "\n")
+}
+
+// waitScreen waits until the client's terminal shows what holds for, and
+// returns that screen. On failure it shows the last screen.
+func (c *ttyClient) waitScreen(what string, holds func(rows []string) bool) []string {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rows := c.screen()
+		if holds(rows) {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for the client %s to show %s; it shows:\n%s", c.name, what, strings.Join(rows, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rowWith is the first of rows that contains text, "" if none does.
+func rowWith(rows []string, text string) string {
+	for _, r := range rows {
+		if strings.Contains(r, text) {
+			return r
+		}
+	}
+	return ""
+}

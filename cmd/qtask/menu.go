@@ -64,12 +64,15 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		title := " " + displayCommand(menuRow(t, time.Now(), 0), menuWidth) + " "
 		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
-		_, t, err := deps.ViewTask(ctx, opts.Task)
-		if err == nil && !t.Running() {
-			err = &tasks.NotRunningError{Task: t}
+		// As the popup's attach: a pane of another server is not this
+		// server's pane of the same id.
+		store, t, err := deps.ViewTask(ctx, opts.Task)
+		var show *tasks.Showing
+		if err == nil {
+			show, err = store.Show(t, tasks.ShowOptions{InTmux: &server, Client: opts.Client})
 		}
 		if err == nil {
-			err = plugin.ShowPane(ctx, server, opts.Client, t.PaneID)
+			err = show.Do(ctx)
 		}
 		if err != nil {
 			return say(err.Error())
@@ -82,27 +85,32 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 }
 
 // menuRow is how a task shows in the menus, tmux's and the ui's: id, short
-// status padded to statusWidth (see menuStatusWidth), runtime and name or
-// command.
+// status in a column of statusWidth (see menuStatusWidth; 0: as long as it
+// is), runtime and name or command. A wider status is cut, so that the
+// runtime and name still line up with the other rows'.
 func menuRow(t *tasks.Task, now time.Time, statusWidth int) string {
-	return fmt.Sprintf("%-8s  %-*s  %8s  %s", t.ID, statusWidth, shortStatus(t), formatRuntime(t.Runtime(now)), t.Label())
+	status := shortStatus(t)
+	if statusWidth > 0 && utf8.RuneCountInString(status) > statusWidth {
+		status = string([]rune(status)[:statusWidth-1]) + "…"
+	}
+	return fmt.Sprintf("%-8s  %-*s  %8s  %s", t.ID, statusWidth, status, formatRuntime(t.Runtime(now)), t.Label())
 }
 
-// maxMenuStatusWidth bounds the status column of the menus: a monitor's
-// status ("completed (max events reached, 1000 events)") would otherwise
-// push every row's name out of tmux's 72-column menu. Wider statuses
-// overflow their own row only.
-const maxMenuStatusWidth = 20
+// maxMenuStatusWidth bounds the status column of tmux's 72-column menu: a
+// monitor's status ("completed (max events reached, 1000 events)") would
+// otherwise leave no room for the names. It fits "cancelled (window
+// killed)"; the ui's popup, wider, gives the column more.
+const maxMenuStatusWidth = 25
 
 // menuStatusWidth is the width of the menus' status column: the widest
 // status in list, so that the runtimes and names line up whatever the mix
-// ("running" beside "completed (exit 0)"), up to maxMenuStatusWidth.
-func menuStatusWidth(list []*tasks.Task) int {
+// ("running" beside "completed (exit 0)"), up to limit.
+func menuStatusWidth(list []*tasks.Task, limit int) int {
 	width := 0
 	for _, t := range list {
 		width = max(width, utf8.RuneCountInString(shortStatus(t)))
 	}
-	return min(width, maxMenuStatusWidth)
+	return min(width, limit)
 }
 
 // menuWidth bounds a line of tmux's menu, which draws nothing if the menu
@@ -112,7 +120,7 @@ const menuWidth = 72
 // menuRows is how the tasks show in tmux's menu.
 func menuRows(list []*tasks.Task) []plugin.MenuRow {
 	rows := make([]plugin.MenuRow, len(list))
-	now, width := time.Now(), menuStatusWidth(list)
+	now, width := time.Now(), menuStatusWidth(list, maxMenuStatusWidth)
 	for i, t := range list {
 		rows[i] = plugin.MenuRow{ID: t.ID, Label: displayCommand(menuRow(t, now, width), menuWidth)}
 	}

@@ -314,10 +314,13 @@ func TestPluginMenuStopsAndRemovesTask(t *testing.T) {
 	if st := h.status(second.ID); !st.Running() {
 		t.Fatalf("the other task was hit too: %s", st.StatusText())
 	}
-	// Keys reach the menu in order: up, x acts on the running task.
+	// Keys reach the menu in order: up, x asks about the running task, and
+	// any key but y keeps it.
 	c.typeKeys("\x1b[A")
 	c.typeKeys("x")
-	c.waitDrawn("task " + second.ID + " is still running: stop it first")
+	c.waitDrawn("task " + second.ID + " is running: y stops it")
+	c.typeKeys("n")
+	c.waitDrawn("task " + second.ID + " kept")
 	c.typeKeys("\x1b[B")
 	c.typeKeys("x")
 	c.waitDrawn("Removed task " + first.ID)
@@ -789,5 +792,247 @@ func TestDoctorReportsAnOlderPopupBinding(t *testing.T) {
 	}
 	if f := bindings(); f == nil || f["ok"] != true {
 		t.Errorf("doctor after a reload: %v", f)
+	}
+}
+
+// startOn starts `command` in the background on the tmux server listening
+// on socket (another than the harness's: a task started outside tmux lives
+// on the private `-L qtask` server) and returns the task.
+func (h *harness) startOn(socket, command string, flags ...string) tasks.Task {
+	h.t.Helper()
+	args := append(append([]string{"run", "--bg", "--json"}, flags...), "--", command)
+	r := h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + socket}, args...)
+	if r.code != 0 {
+		h.t.Fatalf("qtask %s on %s: exit %d\n%s", strings.Join(args, " "), socket, r.code, r.stderr)
+	}
+	return decodeTask(h.t, r.stdout)
+}
+
+// Enter in the task menu's popup on a task of another tmux server (started
+// outside tmux, it runs on the private server; the menu in the person's
+// own tmux lists it) says where it runs and how to attach, and the menu
+// stays open. It ran a tmux client attached to that server inside the
+// popup: a tmux in a tmux, which only prefix d left, and whose prefix T
+// opened a popup in the popup (found by a new user's trial).
+func TestPluginMenuViewOfTaskOnAnotherServer(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	other := filepath.Join(h.root, "other.sock")
+	task := h.startOn(other, "sleep 60", "--name", "elsewhere")
+	c.pressPrefixKey("T")
+	c.waitDrawn("elsewhere")
+	mark := c.mark()
+	c.typeKeys("\r")
+	c.waitDrawnSince(mark, "runs on another tmux server")
+	c.waitDrawnSince(mark, filepath.Base(other)+" attach`") // the line wraps at the popup's width
+	otherClients := func() string {
+		out, _ := exec.Command("tmux", "-S", other, "list-clients", "-F", "#{client_name}").Output()
+		return strings.TrimSpace(string(out))
+	}
+	if clients := otherClients(); clients != "" {
+		t.Fatalf("a tmux client attached to the task's server from the popup: %q", clients)
+	}
+	if !h.menuRunning() {
+		t.Fatal("the menu closed: its line saying where the task runs went with it")
+	}
+	c.typeKeys("q")
+	eventually(t, "the menu to exit", func() bool { return !h.menuRunning() })
+	if clients := otherClients(); clients != "" {
+		t.Fatalf("a tmux client attached to the task's server from the popup: %q", clients)
+	}
+	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "stop", task.ID)
+}
+
+// The display-menu's "View its pane" on a task of another tmux server says
+// where it runs, and the client stays where it was. It switched the client
+// to the pane of the same id on its own server, someone else's pane, or
+// failed with tmux's "can't find pane".
+func TestPluginDisplayMenuViewOfTaskOnAnotherServer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pane := h.shellSession("work")
+	h.tmux("set-option", "-g", "@qtask-menu-style", "menu")
+	h.loadPlugin()
+	c := h.ptyClient("work")
+	other := filepath.Join(h.root, "other.sock")
+	task := h.startOn(other, "sleep 60", "--name", "elsewhere")
+	c.pressPrefixKey("T")
+	c.waitDrawn("elsewhere")
+	c.typeKeys("1")
+	c.waitDrawn("View its pane")
+	c.typeKeys("v")
+	c.waitDrawn("qtask: task " + task.ID + " runs on another tmux server")
+	if shown, _ := h.tmux("display-message", "-p", "-c", c.name, "#{pane_id}"); shown != pane {
+		t.Fatalf("the client moved to pane %s (its own was %s)", shown, pane)
+	}
+	h.qtaskIn(h.root, []string{"QTASK_TMUX_SOCKET=" + other}, "stop", task.ID)
+}
+
+// cursorRow is the task menu's row under the cursor on rows ("" if none).
+func cursorRow(rows []string) string { return rowWith(rows, "> ") }
+
+// The task menu (prefix T) keeps its columns lined up whatever a status
+// says: a monitor's `completed (exit 0, 3 events)` was wider than the
+// status column and pushed its own row's runtime and name to the right.
+func TestPluginMenuColumnsLineUpWithALongStatus(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	monitor := decodeTask(t, h.mustQtask("monitor", "--json", "--name", "monitor-task", "--", "printf 'a\\nb\\nc\\n'"))
+	h.qtask("wait", "--timeout", "60s", monitor.ID)
+	if st := h.status(monitor.ID); st.StatusText() != "completed (exit 0, 3 events)" {
+		t.Fatalf("the monitor's status: %q, want completed (exit 0, 3 events)", st.StatusText())
+	}
+	done := h.start("true", "--name", "done-task")
+	h.wait(done.ID)
+	running := h.start("sleep 60", "--name", "running-task")
+	c.pressPrefixKey("T")
+	names := []string{"monitor-task", "done-task", "running-task"}
+	rows := c.waitScreen("the three tasks", func(rows []string) bool {
+		for _, name := range names {
+			if rowWith(rows, name) == "" {
+				return false
+			}
+		}
+		return true
+	})
+	column := func(name string) int { r := rowWith(rows, name); return len([]rune(r[:strings.Index(r, name)])) }
+	for _, name := range names[1:] {
+		if column(name) != column(names[0]) {
+			t.Fatalf("the names start in different columns (%s at %d, %s at %d):\n%s", names[0], column(names[0]), name, column(name), strings.Join(rows, "\n"))
+		}
+	}
+	if !strings.Contains(rowWith(rows, "monitor-task"), "completed (exit 0, 3 events)") {
+		t.Fatalf("the monitor's row does not show its whole status:\n%s", strings.Join(rows, "\n"))
+	}
+	c.typeKeys("q")
+	h.mustQtask("stop", running.ID)
+}
+
+// x in the task menu removes the task under the cursor and the cursor stays
+// on its row, now the next task's. It jumped to the top of the list.
+func TestPluginMenuCursorStaysAfterRemove(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	var ids []string
+	for _, name := range []string{"task-one", "task-two", "task-three"} {
+		task := h.start("true", "--name", name)
+		h.wait(task.ID)
+		ids = append(ids, task.ID)
+	}
+	c.pressPrefixKey("T")
+	c.waitScreen("the cursor on the newest task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "task-three") })
+	c.typeKeys("j")
+	c.waitScreen("the cursor on the second task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "task-two") })
+	c.typeKeys("x")
+	rows := c.waitScreen("task-two removed", func(rows []string) bool { return rowWith(rows, "Removed task "+ids[1]) != "" })
+	if cur := cursorRow(rows); !strings.Contains(cur, "task-one") {
+		t.Fatalf("after removing the second task the cursor is on %q, want the next one, task-one:\n%s", cur, strings.Join(rows, "\n"))
+	}
+	c.typeKeys("q")
+}
+
+// A list longer than the popup says how many tasks are below the rows it
+// shows, and above once the cursor has moved down past them. The rows past
+// the popup's bottom were simply not there.
+func TestPluginMenuSaysHowManyMore(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	const n = 30 // the popup is 70% of 40 rows
+	var ids []string
+	for i := range n {
+		ids = append(ids, h.start("true", "--name", fmt.Sprintf("many-%02d", i)).ID)
+	}
+	h.qtask(append([]string{"wait", "--timeout", "60s"}, ids...)...)
+	c.pressPrefixKey("T")
+	rows := c.waitScreen("a line saying how many more", func(rows []string) bool { return rowWith(rows, " more") != "" })
+	shown := 0
+	for _, r := range rows {
+		if strings.Contains(r, "many-") {
+			shown++
+		}
+	}
+	want := fmt.Sprintf("↓ %d more", n-shown)
+	if line := rowWith(rows, " more"); shown == 0 || !strings.Contains(line, want) {
+		t.Fatalf("%d rows shown, and the more line is %q, want %q:\n%s", shown, line, want, strings.Join(rows, "\n"))
+	}
+	for range shown {
+		c.typeKeys("j")
+	}
+	c.waitScreen("the cursor past the first screen, and tasks above it", func(rows []string) bool {
+		return strings.Contains(cursorRow(rows), fmt.Sprintf("many-%02d", n-1-shown)) && rowWith(rows, "↑ 1 more") != ""
+	})
+	c.typeKeys("q")
+}
+
+// x on a running task asks first: any key but y keeps it, y stops it and
+// removes it with its output. It was refused with "stop it first".
+func TestPluginMenuForceRemovesARunningTask(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	task := h.start("sleep 60", "--name", "busy-task")
+	c.pressPrefixKey("T")
+	c.waitScreen("the running task", func(rows []string) bool { return strings.Contains(cursorRow(rows), "busy-task") })
+	c.typeKeys("x")
+	c.waitScreen("the question", func(rows []string) bool { return rowWith(rows, "task "+task.ID+" is running: y stops it") != "" })
+	c.typeKeys("n")
+	c.waitScreen("the task kept", func(rows []string) bool { return rowWith(rows, "task "+task.ID+" kept") != "" })
+	if st := h.status(task.ID); !st.Running() {
+		t.Fatalf("a key other than y: the task is %s, want it kept running", st.StatusText())
+	}
+	c.typeKeys("x")
+	mark := c.mark()
+	c.waitDrawnSince(mark, "y stops it")
+	c.typeKeys("y")
+	c.waitScreen("the task removed", func(rows []string) bool { return rowWith(rows, "Removed task "+task.ID) != "" })
+	if r := h.qtask("status", task.ID); r.code == 0 {
+		t.Fatalf("the removed task still has a status: %s", r.stdout)
+	}
+	if _, err := os.Stat(task.OutputPath); !os.IsNotExist(err) {
+		t.Fatalf("the removed task's output is still there: %v", err)
+	}
+	c.typeKeys("q")
+}
+
+// Loading the plugin leaves nothing in tmux's message log: it looked up
+// each key it binds with list-keys, and tmux logs "unknown key: T" for a
+// key that is not bound yet (the first load, and a key moved by its
+// option).
+func TestPluginLoadLogsNoMessage(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	h.tmux("set-option", "-g", "@qtask-promote-key", "M-p")
+	h.loadPlugin()
+	c.pressPrefixKey("T")
+	c.waitDrawn("q quit") // the binding works
+	c.typeKeys("q")
+	if log, _ := h.tmux("show-messages"); strings.Contains(log, "unknown key") {
+		t.Fatalf("loading the plugin left messages in tmux's log:\n%s", log)
+	}
+}
+
+// A task's window killed by hand (prefix &, y) is a stop the person asked
+// for: the task is `cancelled (window killed)`, and the status segment
+// counts no failure. It was `failed (lost)`, an unseen failure (✗1) on
+// the status line.
+func TestPluginKilledTaskWindowIsCancelled(t *testing.T) {
+	t.Parallel()
+	h, _, c := pluginWorld(t)
+	task := h.start("sleep 600", "--name", "kill-me")
+	h.wantStatus("the task running", "⏵1")
+	if out, err := h.tmux("switch-client", "-c", c.name, "-t", task.PaneID); err != nil {
+		t.Fatalf("switch-client: %v %s", err, out)
+	}
+	c.waitDrawn("kill-me")
+	c.pressPrefixKey("&")
+	c.waitDrawn("? (y/n)")
+	c.typeKeys("y")
+	eventually(t, "the task of the killed window to end", func() bool { return h.recordStatus(task.ID) != string(tasks.StatusRunning) })
+	h.wantStatus("the task's window killed", "")
+	st := h.status(task.ID)
+	if st.Status != tasks.StatusCancelled || st.StatusText() != "cancelled (window killed)" {
+		t.Fatalf("task after its window was killed: %s, want cancelled (window killed)", st.StatusText())
+	}
+	if row := rowWith(strings.Split(h.mustQtask("ls"), "\n"), task.ID); !strings.Contains(row, "cancelled (window killed)") {
+		t.Fatalf("ls shows the task as %q, want cancelled (window killed)", row)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -263,4 +264,75 @@ func TestNotifyTime(t *testing.T) {
 	h.wait(task.ID)
 	c.waitDrawn("✓ second ")
 	c.waitDrawnSince(c.mark(), "[work]")
+}
+
+// With tasks on two tmux servers that both loaded the plugin, each server's
+// segment agrees with `qtask status-line` after every change, whichever
+// server the change happened on: a client attached to one server draws a
+// count that changed on the other. Each push went to the task's own server
+// only, so one server said ⏵2 ✗3 while status-line said ⏵1 ✗3, until a
+// count changed there. A server that is gone is dropped, and no push
+// starts a server on its socket.
+func TestStatusSegmentAgreesAcrossServers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.shellSession("work")
+	h.tmux("set-option", "-g", "status-right", "S[#{@qtask_status}]")
+	h.loadPlugin()
+	c := h.ptyClient("work")
+
+	// A second server, whose own qtask calls (key bindings, the plugin)
+	// name it, as the tmux a person runs in another terminal.
+	other := filepath.Join(h.root, "other.sock")
+	otherTmux := func(args ...string) (string, error) {
+		cmd := exec.Command("tmux", append([]string{"-u", "-S", other, "-f", "/dev/null"}, args...)...)
+		cmd.Env = append(append([]string{}, h.env...), "QTASK_TMUX_SOCKET="+other)
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := otherTmux("new-session", "-d", "-s", "desk"); err != nil {
+		t.Fatalf("second server: %v %s", err, out)
+	}
+	if out, err := otherTmux("run-shell", pluginScript(t)); err != nil || out != "" {
+		t.Fatalf("loading the plugin on the second server: %v %q", err, out)
+	}
+	agree := func(when string) string {
+		t.Helper()
+		var printed, here, there string
+		eventually(t, when+": both servers' @qtask_status to be what status-line prints", func() bool {
+			printed = strings.TrimSuffix(h.mustQtask("status-line"), "\n")
+			here, _ = h.tmux("-u", "show-options", "-gqv", "@qtask_status")
+			there, _ = otherTmux("show-options", "-gqv", "@qtask_status")
+			return here == printed && there == printed
+		})
+		return printed
+	}
+
+	a := h.start("sleep 60")
+	agree("a task started on the first server")
+	b := h.startOn(other, "sleep 60")
+	failed := h.startOn(other, "exit 3")
+	h.qtask("wait", "--timeout", "60s", failed.ID) // not status: it would view the failure
+	if got := agree("two tasks started on the second, one failed"); got != "⏵2 ✗1" {
+		t.Fatalf("status-line printed %q, want ⏵2 ✗1", got)
+	}
+	c.waitDrawn("S[⏵2 ✗1]")
+	h.mustQtask("stop", a.ID)
+	agree("the first server's task stopped")
+
+	if _, err := otherTmux("kill-server"); err != nil {
+		t.Fatal(err)
+	}
+	h.qtask("wait", "--timeout", "60s", b.ID)
+	h.start("sleep 60")
+	printed := ""
+	eventually(t, "the first server's segment to agree once the second is gone", func() bool {
+		printed = strings.TrimSuffix(h.mustQtask("status-line"), "\n")
+		here, _ := h.tmux("-u", "show-options", "-gqv", "@qtask_status")
+		return here == printed
+	})
+	c.waitDrawn("S[" + printed + "]")
+	if out, err := otherTmux("list-sessions"); err == nil {
+		t.Fatalf("a push started a server on the gone server's socket: %s", out)
+	}
 }

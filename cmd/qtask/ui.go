@@ -11,9 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/qtask/qtask/tasks"
 )
@@ -28,9 +30,9 @@ func NewCmdUI(deps *Deps) *cobra.Command {
 		Long: `A full-screen list of tasks, running first, then newest first, with status,
 runtime and name. Keys: up/down (or k/j) move; Enter views the task's pane
 (qtask attach); l reads its log in $PAGER (default less); f follows it
-(Ctrl+C returns); s stops it; x removes a finished task and its output
-(qtask rm); q or Esc quits. The tmux plugin opens it in a
-popup with prefix T.`,
+(Ctrl+C returns); s stops it; x removes it and its output (qtask rm; a
+running task after y confirms, as qtask rm --force); q or Esc quits. The
+tmux plugin opens it in a popup with prefix T.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUI(cmd.Context(), deps, client)
@@ -49,8 +51,12 @@ type ui struct {
 	tty      *os.File
 	list     []*tasks.Task
 	selected string // the id under the cursor, kept across refreshes
+	top      int    // the first row shown, for a list taller than the screen
 	note     string // the result of the last action
 	client   string // the tmux client Enter switches; "" the current one
+	// removing is a running task x was pressed on: y stops and removes
+	// it, any other key keeps it.
+	removing string
 }
 
 func runUI(ctx context.Context, deps *Deps, client string) error {
@@ -105,16 +111,18 @@ func splitKeys(in string) []string {
 	return keys
 }
 
-// load re-reads the tasks.
+// load re-reads the tasks. The cursor stays on its task; if that one is
+// gone (removed), on the row it was on, now the next task's.
 func (u *ui) load() {
 	list, _, err := u.store.List(tasks.Filter{})
 	if err != nil {
 		u.note = err.Error()
 		return
 	}
+	row := max(u.index(), 0)
 	u.list = menuOrder(list)
 	if u.index() < 0 && len(list) > 0 {
-		u.selected = list[0].ID
+		u.selected = list[min(row, len(list)-1)].ID
 	}
 }
 
@@ -124,8 +132,8 @@ func (u *ui) index() int {
 
 func (u *ui) draw() {
 	rows, cols := 24, 80
-	if ws, err := unix.IoctlGetWinsize(int(u.tty.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
-		rows, cols = int(ws.Row), int(ws.Col)
+	if w, h, err := term.GetSize(int(u.tty.Fd())); err == nil && w > 0 && h > 0 {
+		rows, cols = h, w
 	}
 	var b strings.Builder
 	b.WriteString("\x1b[H\x1b[2J")
@@ -134,13 +142,20 @@ func (u *ui) draw() {
 	if len(u.list) == 0 {
 		line("No background tasks.")
 	}
-	sel := u.index()
-	first := 0
-	if visible := rows - 3; sel >= visible {
-		first = sel - visible + 1
+	// The last action's result gets lines of its own above the keys, so
+	// a long one (how to reach a task on another server) can be read.
+	var note []string
+	if u.note != "" {
+		note = wrapWords(u.note, cols-1, 3)
 	}
-	now, width := time.Now(), menuStatusWidth(u.list)
-	for i := first; i < len(u.list) && i-first < rows-3; i++ {
+	shown := max(rows-3-len(note), 1)
+	if len(u.list) > shown {
+		shown = max(shown-1, 1) // for the line saying how many more
+	}
+	u.scroll(shown)
+	now, width := time.Now(), menuStatusWidth(u.list, max(maxMenuStatusWidth, (cols-40)/2))
+	sel := u.index()
+	for i := u.top; i < len(u.list) && i-u.top < shown; i++ {
 		t := u.list[i]
 		mark := "  "
 		if i == sel {
@@ -152,17 +167,54 @@ func (u *ui) draw() {
 		b.WriteString(displayCommand(mark+menuRow(t, now, width), cols-1))
 		b.WriteString("\x1b[0m\x1b[K\r\n")
 	}
-	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows))
-	help := "↑↓ move  ⏎ view  l log  f follow  s stop  x remove  q quit"
-	if u.note != "" {
-		help = u.note + "  |  " + help
+	if more := moreRows(u.top, len(u.list)-u.top-shown); more != "" {
+		line(more)
 	}
-	b.WriteString(displayCommand(help, cols-1) + "\x1b[K")
+	b.WriteString(fmt.Sprintf("\x1b[%d;1H", rows-len(note)))
+	for _, l := range note {
+		b.WriteString(displayCommand(l, cols-1) + "\x1b[K\r\n")
+	}
+	b.WriteString(displayCommand("↑↓ move  ⏎ view  l log  f follow  s stop  x remove  q quit", cols-1) + "\x1b[K")
 	io.WriteString(u.deps.IO.Out, b.String())
+}
+
+// scroll moves the window of shown rows just enough to keep the cursor in
+// it.
+func (u *ui) scroll(shown int) {
+	if sel := u.index(); sel >= 0 {
+		u.top = min(u.top, sel)
+		u.top = max(u.top, sel-shown+1)
+	}
+	u.top = max(min(u.top, len(u.list)-shown), 0)
+}
+
+// moreRows is the line saying how many tasks are above and below the rows
+// shown ("" when none are).
+func moreRows(above, below int) string {
+	var parts []string
+	if above > 0 {
+		parts = append(parts, fmt.Sprintf("↑ %d more", above))
+	}
+	if below > 0 {
+		parts = append(parts, fmt.Sprintf("↓ %d more", below))
+	}
+	if parts == nil {
+		return ""
+	}
+	return "  " + strings.Join(parts, "  ")
 }
 
 // key acts on one key; false ends the ui.
 func (u *ui) key(ctx context.Context, k string, restore func()) bool {
+	if id := u.removing; id != "" {
+		u.removing = ""
+		if k != "y" {
+			u.note = "task " + id + " kept"
+			return true
+		}
+		u.note = quietly(ctx, u.deps.Self, "rm", "--force", id)
+		return true
+	}
 	i := u.index()
 	move := func(to int) {
 		if to >= 0 && to < len(u.list) {
@@ -183,11 +235,10 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		id := u.selected
 		switch k {
 		case "\r":
-			if t := u.endedTask(id); t != nil {
+			if why := u.unviewable(id); why != "" {
 				// attach would say so and the ui would close with its
-				// popup before the line could be read. Read afresh: the
-				// list on the screen may be a refresh old.
-				u.note = fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
+				// popup before the line could be read.
+				u.note = why
 				return true
 			}
 			u.run(restore, u.deps.Self, u.attachArgs(id)...)
@@ -203,10 +254,34 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		case "s":
 			u.note = quietly(ctx, u.deps.Self, "stop", id)
 		case "x":
-			u.note = quietly(ctx, u.deps.Self, "rm", id) // a running task is refused: the note says so
+			if t, err := u.store.Get(id); err == nil && t.Running() {
+				u.removing = id
+				u.note = fmt.Sprintf("task %s is running: y stops it and removes it with its output, any other key keeps it", id)
+				return true
+			}
+			u.note = quietly(ctx, u.deps.Self, "rm", id)
 		}
 	}
 	return true
+}
+
+// unviewable says why attach cannot show task id here ("" if it can): it
+// has ended, or it runs on another tmux server than the ui's, where
+// attaching would nest a tmux client in this one. Read afresh: the list
+// on the screen may be a refresh old.
+func (u *ui) unviewable(id string) string {
+	t, err := u.store.Get(id)
+	if err != nil {
+		return err.Error()
+	}
+	if !t.Running() {
+		return fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
+	}
+	opts := tasks.ShowOptions{Caller: u.deps.Caller(), InTmux: u.deps.tmuxServer(), Client: u.client}
+	if _, err := u.store.Show(t, opts); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // attachArgs is the attach Enter runs for task id, on the ui's client
@@ -304,25 +379,40 @@ func readInput(tty *os.File, timeout time.Duration) (string, error) {
 	return string(buf[:n]), nil
 }
 
-func isTTY(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTTY(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
-// rawMode switches the terminal to byte-at-a-time input without echo and
-// returns how to restore it.
+// rawMode switches the terminal to byte-at-a-time input without echo or
+// signal keys (Ctrl+C arrives as a key) and returns how to restore it.
+// Output processing is off too: the ui ends its lines with \r\n itself.
 func rawMode(tty *os.File) (func(), error) {
 	fd := int(tty.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	old, err := term.MakeRaw(fd)
 	if err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
-	raw := *old
-	raw.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG | unix.IEXTEN
-	raw.Iflag &^= unix.IXON | unix.ICRNL
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
-		return nil, fmt.Errorf("terminal: %w", err)
+	return func() { term.Restore(fd, old) }, nil
+}
+
+// wrapWords breaks s into at most max lines of at most width characters,
+// between words where it can; what does not fit is cut (displayCommand
+// marks the cut).
+func wrapWords(s string, width, max int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines, line = append(lines, line), w
+		}
 	}
-	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+	lines = append(lines, line)
+	if len(lines) > max {
+		lines[max-1] = strings.Join(lines[max-1:], " ")
+		lines = lines[:max]
+	}
+	return lines
 }

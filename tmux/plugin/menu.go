@@ -68,12 +68,3 @@ func menuRun(bin, client string, args ...string) []string {
 func Say(ctx context.Context, server tmux.Server, client, text string) error {
 	return server.Message(ctx, client, text)
 }
-
-// ShowPane switches client to the pane paneID (a task's).
-func ShowPane(ctx context.Context, server tmux.Server, client, paneID string) error {
-	pane, err := tmux.ParsePaneID(paneID)
-	if err != nil {
-		return err
-	}
-	return server.SwitchClientTo(ctx, client, pane)
-}
