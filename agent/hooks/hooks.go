@@ -36,9 +36,11 @@ type Agent struct {
 	contextEvents []string
 	// stopEvent ends the agent's turn; blocking it makes the agent go on.
 	stopEvent string
-	// routeEvent fires before a call of the agent's shell tool, named
-	// ShellTool, for routing (see Route).
-	routeEvent, ShellTool string
+	// ShellTool is the name of the agent's shell tool. routeEvent fires
+	// before a call of it, for routing (see Route); guardEvent, for an
+	// agent qtask does not route, for the guard on the tool's own
+	// background option (see Guard).
+	routeEvent, guardEvent, ShellTool string
 	// BlockCap is how many consecutive Stop blocks the agent honours; it
 	// overrides the next one, and what that block said would be lost.
 	BlockCap int
@@ -55,8 +57,10 @@ type Agent struct {
 var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
 		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
-	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
-	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7}
+	Qwen = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7,
+		guardEvent: "PreToolUse", ShellTool: "run_shell_command"}
+	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
+		guardEvent: "BeforeTool", ShellTool: "run_shell_command"}
 )
 
 // Agents lists the supported agents.
@@ -86,6 +90,11 @@ func (a Agent) StopEvent() string { return a.stopEvent }
 // keeps their permission check on the model's command (docs/AGENTS.md).
 func (a Agent) RouteEvent() string { return a.routeEvent }
 
+// GuardEvent is the event that fires before a call of the agent's shell
+// tool where qtask does not route it (qwen-code, gemini-cli): qtask's hook
+// there denies the tool's own background option (Guard); "" for Claude.
+func (a Agent) GuardEvent() string { return a.guardEvent }
+
 // Kind is what an event lets a hook do with notifications.
 type Kind int
 
@@ -101,6 +110,10 @@ const (
 	// Route events come before a shell tool call, which is routed through
 	// qtask (see Agent.Route).
 	Route
+	// Guard events come before a shell tool call of an agent qtask does
+	// not route: a call asking for the tool's own background option is
+	// denied (see Agent.Guard).
+	Guard
 )
 
 // Classify says what the agent's event is for.
@@ -110,6 +123,8 @@ func (a Agent) Classify(event string) Kind {
 		return EndOfTurn
 	case event != "" && event == a.routeEvent:
 		return Route
+	case event != "" && event == a.guardEvent:
+		return Guard
 	case slices.Contains(a.contextEvents, event):
 		return Context
 	}
@@ -304,6 +319,10 @@ type Options struct {
 	StateDir string
 	// Routed: Claude runs its Bash tool through qtask's shell prefix.
 	Routed bool
+	// Qtask is how the agent's shell tool runs qtask (its bare name when
+	// the PATH finds this binary, else its path), for the line a Guard
+	// denial tells the model to run.
+	Qtask string
 	// Pane and Server, when set (--wake tmux), are the agent's tmux pane
 	// and server: the hook notes after each event whether the agent is now
 	// idle there, for the settle that wakes it (tasks.AgentPresence).
@@ -327,6 +346,8 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	case Route:
 		in.Event = event
 		return a.Route(in, opts)
+	case Guard:
+		return a.Guard(in, opts.Qtask), nil
 	}
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	if !opts.OnlyScopes {
