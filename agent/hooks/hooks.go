@@ -48,6 +48,11 @@ type Agent struct {
 	// background and wakes its model with what one says when it exits 2
 	// (Claude Code; see Rewake).
 	AsyncRewake bool
+	// emptyInput is what the agent's TUI draws after the cursor in an
+	// empty input box (its placeholder), by which a tmux wake tells the
+	// box holds no text of a person's (tasks.AgentPresence.EmptyInput);
+	// "" where qtask knows none, and a wake types nothing.
+	emptyInput string
 }
 
 // The agents, as measured on their pinned releases (docs/AGENTS-TESTING.md):
@@ -58,10 +63,16 @@ var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
 		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
 	Qwen = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7,
-		guardEvent: "PreToolUse", ShellTool: "run_shell_command"}
+		guardEvent: "PreToolUse", ShellTool: "run_shell_command", emptyInput: tuiPlaceholder}
 	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
-		guardEvent: "BeforeTool", ShellTool: "run_shell_command"}
+		guardEvent: "BeforeTool", ShellTool: "run_shell_command", emptyInput: tuiPlaceholder}
 )
+
+// tuiPlaceholder starts the text qwen-code 0.24.4 and gemini-cli 0.61.0
+// draw right after the cursor in their empty input box ("Type your message
+// or @path/to/file", captured from both TUIs in tmux); typed text replaces
+// it. Its start only: a narrow pane wraps the rest.
+const tuiPlaceholder = "Type your message"
 
 // Agents lists the supported agents.
 var Agents = []Agent{Claude, Qwen, Gemini}
@@ -374,7 +385,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if mayIdle {
 		var handedOff bool
 		var err error
-		if tookBack, handedOff, err = noteIdleFirst(store, opts); err != nil {
+		if tookBack, handedOff, err = a.noteIdleFirst(store, opts); err != nil {
 			return nil, err
 		}
 		if handedOff {
@@ -391,7 +402,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && (!idle || tookBack) {
 		// Busy: any other event, or a turn kept going with what was read;
 		// or idle again once the hook has passed on what it took back.
-		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server})
+		store.NoteAgent(opts.Scopes, a.presence(idle, opts))
 	}
 	if counter != nil {
 		if out != nil {
@@ -432,14 +443,19 @@ func (a Agent) endOfTurn(ctx context.Context, store *tasks.Store, agentDir strin
 // CI). What is queued by then, the hook passes on itself, once it has taken
 // the idle note back (tookBack); if a settle took it first (handedOff),
 // that settle's wake line brings the agent back for it.
-func noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
-	store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
+func (a Agent) noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
+	store.NoteAgent(opts.Scopes, a.presence(true, opts))
 	pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
 	if err != nil || len(pending) == 0 {
 		return false, false, err
 	}
 	tookBack = store.TakeBackIdle(opts.Scopes)
 	return tookBack, !tookBack, nil
+}
+
+// presence is what the hook notes about the agent for a tmux wake.
+func (a Agent) presence(idle bool, opts Options) tasks.AgentPresence {
+	return tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server, EmptyInput: a.emptyInput}
 }
 
 // answerQueued consumes the scopes' pending notifications and answers
