@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/qtask/qtask/tmux"
 )
@@ -22,7 +24,12 @@ import (
 // the agent takes it as a prompt, and its prompt hook injects the full
 // notification. Never into a busy agent's pane (the line would land in its
 // input, or be read as an answer), nor into a pane in a mode (copy mode
-// would take the keys as commands).
+// would take the keys as commands), nor into an input box that holds text:
+// a person's half-typed prompt and the line would be sent as one. The pane
+// is read first, and the line typed only where the agent's TUI draws its
+// empty input box (the cursor followed by the placeholder the hooks named);
+// otherwise the notification waits for the person's own prompt, whose hook
+// delivers it.
 
 // AgentPresence is what an agent's hooks last said about it.
 type AgentPresence struct {
@@ -32,6 +39,11 @@ type AgentPresence struct {
 	// tmux.Server.String writes it).
 	Pane   string `json:"pane"`
 	Server string `json:"server"`
+	// EmptyInput is what the agent's TUI draws after the cursor in its
+	// input box when the box is empty (its placeholder): a line is typed
+	// only into a pane whose cursor row shows it. "" when the hooks know
+	// no such sign: nothing is typed.
+	EmptyInput string `json:"empty_input,omitempty"`
 }
 
 func (s *Store) presencePath(scope string) string {
@@ -108,8 +120,8 @@ func (s *Store) wakeForEvent(r *record, count int) {
 
 // wakeFor types line into the pane of r's scope's agent, when the queue
 // entry named entry still waits unread, the agent asked for it and is
-// idle, and its pane shows no mode. Errors are ignored: the agent hears at
-// its next prompt all the same.
+// idle, and its pane shows no mode and an empty input box. Errors are
+// ignored: the agent hears at its next prompt all the same.
 func (s *Store) wakeFor(r *record, entry, line string) {
 	if _, err := os.Lstat(filepath.Join(s.scopeDir(r.Scope), entry)); err != nil {
 		return // nothing queued (a foreground run told its caller), or already read
@@ -125,11 +137,23 @@ func (s *Store) wakeFor(r *record, entry, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
 	pane := tmux.PaneID(p.Pane)
-	if inMode, err := server.PaneInMode(ctx, pane); err != nil || inMode {
-		s.NoteAgent([]string{r.Scope}, p) // still idle: a later end may find the pane free
+	if row, err := server.ReadCursorRow(ctx, pane); err != nil || row.InMode || !inputEmpty(row, p.EmptyInput) {
+		// Still idle: a later end may find the pane free and the box
+		// empty; the person's own prompt delivers the notification.
+		s.NoteAgent([]string{r.Scope}, p)
 		return
 	}
 	server.TypeLine(ctx, pane, line)
+}
+
+// inputEmpty reports whether the cursor row shows an empty input box: the
+// cursor followed by the placeholder (after the cell the TUI draws its own
+// cursor in, and spaces or zero-width characters). Text typed into the box
+// takes the placeholder away, or (typed over it by a plain terminal)
+// leaves only its end after the cursor.
+func inputEmpty(row tmux.CursorRow, placeholder string) bool {
+	after := strings.TrimLeftFunc(row.AfterCursor, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	return placeholder != "" && strings.HasPrefix(after, placeholder)
 }
 
 // WakeLine is the line typed into an idle agent's pane when r ends, e.g.

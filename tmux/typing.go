@@ -2,17 +2,78 @@ package tmux
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mattn/go-runewidth"
 )
 
-// PaneInMode reports whether pane shows a mode (copy mode, a chooser):
-// keys sent to it now would drive the mode, not reach the program.
-func (s Server) PaneInMode(ctx context.Context, pane PaneID) (bool, error) {
-	out, err := s.display(ctx, string(pane), "#{pane_in_mode}")
-	return out != "0", err
+// CursorRow is the screen row of a pane that holds its cursor, as drawn,
+// split at the cursor: where a program reading a line from its terminal
+// (an agent's input box) puts what is typed next, and what it shows from
+// there on (a placeholder, when the box is empty).
+type CursorRow struct {
+	BeforeCursor, AfterCursor string
+	// InMode: the pane shows a mode (copy mode, a chooser): keys sent to
+	// it now would drive the mode, not reach the program.
+	InMode bool
 }
+
+// ReadCursorRow reads pane's mode, cursor and screen in one command list,
+// which the server runs in one go: the row is the one the cursor was on,
+// not one a redraw in between moved.
+func (s Server) ReadCursorRow(ctx context.Context, pane PaneID) (CursorRow, error) {
+	t := string(pane)
+	out, err := s.run(ctx, "display-message", "-p", "-t", t, "#{pane_in_mode}|#{cursor_x}|#{cursor_y}", ";", "capture-pane", "-p", "-t", t)
+	if err != nil {
+		return CursorRow{}, err
+	}
+	return parseCursorRow(out)
+}
+
+// parseCursorRow reads ReadCursorRow's answer: the format line, then the
+// screen's rows (capture-pane leaves out trailing spaces, so a row can end
+// before the cursor).
+func parseCursorRow(out string) (CursorRow, error) {
+	head, screen, _ := strings.Cut(out, "\n")
+	f := strings.Split(head, "|")
+	var x, y int
+	var err error
+	if len(f) == 3 {
+		if x, err = strconv.Atoi(f[1]); err == nil {
+			y, err = strconv.Atoi(f[2])
+		}
+	}
+	if len(f) != 3 || err != nil || x < 0 || y < 0 {
+		return CursorRow{}, fmt.Errorf("unexpected cursor position %q", head)
+	}
+	row := ""
+	if rows := strings.Split(screen, "\n"); y < len(rows) {
+		row = rows[y]
+	}
+	before, after := splitAtColumn(row, x)
+	return CursorRow{BeforeCursor: before, AfterCursor: after, InMode: f[0] != "0"}, nil
+}
+
+// splitAtColumn splits a row of a terminal screen at column x, counting
+// a wide character (CJK, most emoji) as the two cells it fills.
+func splitAtColumn(row string, x int) (string, string) {
+	col := 0
+	for i, r := range row {
+		if col >= x {
+			return row[:i], row[i:]
+		}
+		col += cellWidth.RuneWidth(r)
+	}
+	return row, ""
+}
+
+// cellWidth counts cells as tmux does in a UTF-8 client: East Asian
+// ambiguous characters are narrow.
+var cellWidth = &runewidth.Condition{EastAsianWidth: false}
 
 // A person presses Enter after the line is on the screen. gemini-cli 0.61
 // takes an Enter that it reads within 30 ms of the key before it for a

@@ -132,3 +132,32 @@ func TestEchoSeenThroughABorderedBox(t *testing.T) {
 		t.Errorf("the screen was read %d times, want 2 (the echo, then the same screen once quiet): the wrapped line's end was not seen", reads)
 	}
 }
+
+// The cursor row is split at the cursor's column as tmux counts columns:
+// a wide character fills two; a row that ends before the cursor has
+// nothing after it; a row the screen lacks is empty.
+func TestParseCursorRow(t *testing.T) {
+	cases := []struct {
+		out           string
+		before, after string
+		inMode        bool
+	}{
+		{"0|2|1\nline 0\n*   Type your message\n", "* ", "  Type your message", false},
+		{"0|33|0\n* please also check the lint resu ​\n", "* please also check the lint resu", " \u200b", false},
+		{"0|6|0\n> 日本語x\n", "> 日本", "語x", false},
+		{"1|2|0\n> ab\n", "> ", "ab", true},
+		{"0|9|0\n> ab\n", "> ab", "", false},
+		{"0|0|5\n> ab\n", "", "", false},
+	}
+	for _, c := range cases {
+		got, err := parseCursorRow(c.out)
+		if err != nil || got != (CursorRow{BeforeCursor: c.before, AfterCursor: c.after, InMode: c.inMode}) {
+			t.Errorf("parseCursorRow(%q) = %+v, %v; want %q|%q in mode %v", c.out, got, err, c.before, c.after, c.inMode)
+		}
+	}
+	for _, bad := range []string{"", "0|x|1\n", "0|1\n", "0|-1|0\n"} {
+		if _, err := parseCursorRow(bad); err == nil {
+			t.Errorf("parseCursorRow(%q) accepted", bad)
+		}
+	}
+}

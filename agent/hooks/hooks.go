@@ -36,9 +36,11 @@ type Agent struct {
 	contextEvents []string
 	// stopEvent ends the agent's turn; blocking it makes the agent go on.
 	stopEvent string
-	// routeEvent fires before a call of the agent's shell tool, named
-	// ShellTool, for routing (see Route).
-	routeEvent, ShellTool string
+	// ShellTool is the name of the agent's shell tool. routeEvent fires
+	// before a call of it, for routing (see Route); guardEvent, for an
+	// agent qtask does not route, for the guard on the tool's own
+	// background option (see Guard).
+	routeEvent, guardEvent, ShellTool string
 	// BlockCap is how many consecutive Stop blocks the agent honours; it
 	// overrides the next one, and what that block said would be lost.
 	BlockCap int
@@ -51,6 +53,11 @@ type Agent struct {
 	// its MCP servers (gemini-cli): the hooks then note the agent's
 	// process for them (tasks.Store.NoteAgentProcess).
 	sessionVar string
+	// emptyInput is what the agent's TUI draws after the cursor in an
+	// empty input box (its placeholder), by which a tmux wake tells the
+	// box holds no text of a person's (tasks.AgentPresence.EmptyInput);
+	// "" where qtask knows none, and a wake types nothing.
+	emptyInput string
 }
 
 // The agents, as measured on their pinned releases (docs/AGENTS-TESTING.md):
@@ -60,10 +67,17 @@ type Agent struct {
 var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
 		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
-	Qwen   = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7}
+	Qwen = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7,
+		guardEvent: "PreToolUse", ShellTool: "run_shell_command", emptyInput: tuiPlaceholder}
 	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
-		sessionVar: "GEMINI_SESSION_ID"}
+		guardEvent: "BeforeTool", ShellTool: "run_shell_command", emptyInput: tuiPlaceholder, sessionVar: "GEMINI_SESSION_ID"}
 )
+
+// tuiPlaceholder starts the text qwen-code 0.24.4 and gemini-cli 0.61.0
+// draw right after the cursor in their empty input box ("Type your message
+// or @path/to/file", captured from both TUIs in tmux); typed text replaces
+// it. Its start only: a narrow pane wraps the rest.
+const tuiPlaceholder = "Type your message"
 
 // Agents lists the supported agents.
 var Agents = []Agent{Claude, Qwen, Gemini}
@@ -92,6 +106,11 @@ func (a Agent) StopEvent() string { return a.stopEvent }
 // keeps their permission check on the model's command (docs/AGENTS.md).
 func (a Agent) RouteEvent() string { return a.routeEvent }
 
+// GuardEvent is the event that fires before a call of the agent's shell
+// tool where qtask does not route it (qwen-code, gemini-cli): qtask's hook
+// there denies the tool's own background option (Guard); "" for Claude.
+func (a Agent) GuardEvent() string { return a.guardEvent }
+
 // Kind is what an event lets a hook do with notifications.
 type Kind int
 
@@ -107,6 +126,10 @@ const (
 	// Route events come before a shell tool call, which is routed through
 	// qtask (see Agent.Route).
 	Route
+	// Guard events come before a shell tool call of an agent qtask does
+	// not route: a call asking for the tool's own background option is
+	// denied (see Agent.Guard).
+	Guard
 )
 
 // Classify says what the agent's event is for.
@@ -116,6 +139,8 @@ func (a Agent) Classify(event string) Kind {
 		return EndOfTurn
 	case event != "" && event == a.routeEvent:
 		return Route
+	case event != "" && event == a.guardEvent:
+		return Guard
 	case slices.Contains(a.contextEvents, event):
 		return Context
 	}
@@ -316,6 +341,10 @@ type Options struct {
 	StateDir string
 	// Routed: Claude runs its Bash tool through qtask's shell prefix.
 	Routed bool
+	// Qtask is how the agent's shell tool runs qtask (its bare name when
+	// the PATH finds this binary, else its path), for the line a Guard
+	// denial tells the model to run.
+	Qtask string
 	// Pane and Server, when set (--wake tmux), are the agent's tmux pane
 	// and server: the hook notes after each event whether the agent is now
 	// idle there, for the settle that wakes it (tasks.AgentPresence).
@@ -363,6 +392,8 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 		in.Event = event
 		data, err := a.Route(in, opts)
 		return Reply{Data: data}, err
+	case Guard:
+		return Reply{Data: a.Guard(in, opts.Qtask)}, nil
 	}
 	agentDir := filepath.Join(opts.StateDir, "agent")
 	a.noteProcess(store, in, opts)
@@ -390,7 +421,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if mayIdle {
 		var handedOff bool
 		var err error
-		if tookBack, handedOff, err = noteIdleFirst(store, opts); err != nil {
+		if tookBack, handedOff, err = a.noteIdleFirst(store, opts); err != nil {
 			return Reply{}, err
 		}
 		if handedOff {
@@ -408,7 +439,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if idle := mayIdle && (out == nil || event == "SessionStart"); opts.Pane != "" && (!idle || tookBack) {
 		// Busy: any other event, or a turn kept going with what was read;
 		// or idle again once the hook has passed on what it took back.
-		store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server})
+		store.NoteAgent(opts.Scopes, a.presence(idle, opts))
 	}
 	if counter != nil {
 		if out != nil {
@@ -465,14 +496,19 @@ func (a Agent) endOfTurn(ctx context.Context, store *tasks.Store, agentDir strin
 // CI). What is queued by then, the hook passes on itself, once it has taken
 // the idle note back (tookBack); if a settle took it first (handedOff),
 // that settle's wake line brings the agent back for it.
-func noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
-	store.NoteAgent(opts.Scopes, tasks.AgentPresence{Idle: true, Pane: opts.Pane, Server: opts.Server})
+func (a Agent) noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
+	store.NoteAgent(opts.Scopes, a.presence(true, opts))
 	pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
 	if err != nil || len(pending.List) == 0 {
 		return false, false, err
 	}
 	tookBack = store.TakeBackIdle(opts.Scopes)
 	return tookBack, !tookBack, nil
+}
+
+// presence is what the hook notes about the agent for a tmux wake.
+func (a Agent) presence(idle bool, opts Options) tasks.AgentPresence {
+	return tasks.AgentPresence{Idle: idle, Pane: opts.Pane, Server: opts.Server, EmptyInput: a.emptyInput}
 }
 
 // answerQueued claims the scopes' pending notifications and answers event

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,7 +24,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{Claude, "UserPromptSubmit", Context}, {Claude, "PostToolUse", Context}, {Claude, "SessionStart", Context},
 		{Claude, "Stop", EndOfTurn}, {Claude, "AfterAgent", Ignored}, {Claude, "PreToolUse", Route}, {Claude, "", Ignored},
-		{Qwen, "PreToolUse", Ignored}, {Gemini, "BeforeTool", Ignored}, {Gemini, "PreToolUse", Ignored},
+		{Qwen, "PreToolUse", Guard}, {Gemini, "BeforeTool", Guard}, {Gemini, "PreToolUse", Ignored}, {Claude, "BeforeTool", Ignored},
 		{Qwen, "UserPromptSubmit", Context}, {Qwen, "Stop", EndOfTurn}, {Qwen, "SubagentStop", Ignored},
 		{Gemini, "BeforeAgent", Context}, {Gemini, "AfterTool", Context}, {Gemini, "SessionStart", Context},
 		{Gemini, "AfterAgent", EndOfTurn}, {Gemini, "Stop", Ignored}, {Gemini, "UserPromptSubmit", Ignored},
@@ -194,6 +196,57 @@ func TestRoute(t *testing.T) {
 	} {
 		if out, err := Claude.Route(other, Options{StateDir: dir, Routed: true}); out != nil || err != nil {
 			t.Errorf("%+v: %q %v", other, out, err)
+		}
+	}
+}
+
+// TestGuard: qwen's and gemini's shell tool's own background option is
+// denied with the line that runs the command as a task, quoted for the
+// shell (with the directory the call asked for); every other call, and
+// every other tool, gets no answer.
+func TestGuard(t *testing.T) {
+	call := func(input string) Input {
+		return Input{Event: "PreToolUse", ToolName: "run_shell_command", ToolInput: json.RawMessage(input)}
+	}
+	cases := []struct {
+		a     Agent
+		in    Input
+		qtask string
+		want  string // the line in the reason; "" for no answer
+	}{
+		{Qwen, call(`{"command":"npm run dev","is_background":true}`), "qtask", `qtask run --agent --bg -- 'npm run dev'`},
+		{Gemini, call(`{"command":"echo $HOME","is_background":true,"dir_path":"web app"}`), "/opt/q/qtask",
+			`/opt/q/qtask run --agent --bg --cwd 'web app' -- 'echo $HOME'`},
+		{Qwen, call(`{"command":"make","is_background":true,"directory":"/src"}`), "qtask", `qtask run --agent --bg --cwd /src -- make`},
+		{Qwen, call(`{"command":"make","is_background":false}`), "qtask", ""},
+		{Qwen, call(`{"command":"make"}`), "qtask", ""},
+		{Qwen, call(`{"command":"  ","is_background":true}`), "qtask", ""},
+		{Qwen, call(`{"command":7,"is_background":true}`), "qtask", ""},
+		{Qwen, Input{ToolName: "write_file", ToolInput: json.RawMessage(`{"command":"x","is_background":true}`)}, "qtask", ""},
+	}
+	for _, c := range cases {
+		out := c.a.Guard(c.in, c.qtask)
+		if c.want == "" {
+			if out != nil {
+				t.Errorf("%s %s: answered %s, want nothing", c.a.Name, c.in.ToolInput, out)
+			}
+			continue
+		}
+		var v map[string]string
+		if err := json.Unmarshal(out, &v); err != nil || v["decision"] != "deny" || !strings.Contains(v["reason"], "\n"+c.want+"\n") {
+			t.Errorf("%s %s: answered %s (%v); want a deny whose reason has the line %s", c.a.Name, c.in.ToolInput, out, err, c.want)
+		}
+	}
+	// The line gives the shell the model's command as written, whatever
+	// it holds.
+	for _, command := range []string{"a'b", `"$(x)" $HOME`, "x\ny", "'", `\`} {
+		in := call(`{"is_background":true,"command":` + strconv.Quote(command) + `}`)
+		var v map[string]string
+		json.Unmarshal(Qwen.Guard(in, "qtask"), &v)
+		_, line, _ := strings.Cut(v["reason"], "\nqtask run --agent --bg -- ")
+		word := line[:strings.LastIndex(line, "\nIt returns")]
+		if got, err := exec.Command("sh", "-c", `printf %s `+word).Output(); err != nil || string(got) != command {
+			t.Errorf("command %q: the line's word %s gives the shell %q (%v)", command, word, got, err)
 		}
 	}
 }

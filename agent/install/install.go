@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
 )
@@ -102,14 +103,7 @@ func SharedSettingsPath(a hooks.Agent, user bool, p Paths) string {
 // binary by absolute path (hooks do not always get the user's PATH),
 // quoted for the shell the agent runs it with.
 func HookCommand(self string, a hooks.Agent) string {
-	return shellQuote(self) + " agent hook " + a.Name
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return agent.ShellQuote(self) + " agent hook " + a.Name
 }
 
 // Add returns settings with the agent's qtask hooks merged in: one entry
@@ -190,7 +184,20 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*obje
 // hooks.Agent.Route), for its shell tool only; settings of an agent
 // without one, or that have it already, come back unchanged.
 func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
-	ev := a.RouteEvent()
+	return addToolHook(a, a.RouteEvent(), settings, command)
+}
+
+// AddGuard returns settings with the agent's guard on its shell tool's own
+// background option merged in (see hooks.Agent.Guard); settings of an
+// agent without one (Claude), or that have it already, come back
+// unchanged.
+func AddGuard(a hooks.Agent, settings []byte, command string) ([]byte, error) {
+	return addToolHook(a, a.GuardEvent(), settings, command)
+}
+
+// addToolHook merges qtask's hook for ev, matching the agent's shell tool
+// only, into settings; "" for ev adds nothing.
+func addToolHook(a hooks.Agent, ev string, settings []byte, command string) ([]byte, error) {
 	if ev == "" {
 		return settings, nil
 	}
@@ -229,10 +236,21 @@ func Remove(a hooks.Agent, settings []byte) ([]byte, error) {
 }
 
 // RemoveRoute returns settings without the agent's routing hook, for an
-// install with routing off over one with it on; settings without it come
-// back unchanged, byte for byte.
+// install with routing off over one with it on; RemoveGuard without its
+// guard on the shell tool's own background option, for an install with
+// --allow-own-background. Settings without it come back unchanged, byte
+// for byte.
 func RemoveRoute(a hooks.Agent, settings []byte) ([]byte, error) {
-	ev := a.RouteEvent()
+	return removeToolHook(a, a.RouteEvent(), settings)
+}
+
+// RemoveGuard: see RemoveRoute.
+func RemoveGuard(a hooks.Agent, settings []byte) ([]byte, error) {
+	return removeToolHook(a, a.GuardEvent(), settings)
+}
+
+// removeToolHook takes qtask's hook for ev out of settings.
+func removeToolHook(a hooks.Agent, ev string, settings []byte) ([]byte, error) {
 	if ev == "" {
 		return settings, nil
 	}
@@ -560,23 +578,42 @@ type Change struct {
 	Note string
 }
 
+// Setup is what an install sets up besides the hooks every install adds.
+type Setup struct {
+	// Hold: the end-of-turn hook waits up to this long for running tasks.
+	Hold time.Duration
+	// Routed: Claude's shell tool runs its commands as tasks (taken out
+	// when false).
+	Routed bool
+	// OwnBackground: qwen's and gemini's shell tools keep their own
+	// background option; when false, a call asking for it is denied with
+	// the qtask line to run instead (see hooks.Agent.Guard).
+	OwnBackground bool
+	// Env: variables for the agent's settings' env (Claude).
+	Env []EnvVar
+}
+
 // PlanAdd reads the settings file at path and works out the install (the
-// hooks, the routing hook when routed, taken out when not, and env when
-// not empty);
-// PlanRemove the uninstall. Nothing is
-// written.
-func PlanAdd(a hooks.Agent, path, command string, hold time.Duration, routed bool, env []EnvVar) (Change, error) {
+// hooks, the routing hook or the background guard as s says, taken out
+// when it says not, and env when not empty); PlanRemove the uninstall.
+// Nothing is written.
+func PlanAdd(a hooks.Agent, path, command string, s Setup) (Change, error) {
 	return plan(path, func(old []byte) ([]byte, error) {
-		added, err := Add(a, old, command, hold)
-		if err == nil && routed {
+		added, err := Add(a, old, command, s.Hold)
+		if err == nil && s.Routed {
 			added, err = AddRoute(a, added, command)
 		} else if err == nil {
 			added, err = unroute(a, added)
 		}
-		if err != nil || len(env) == 0 {
+		if err == nil && !s.OwnBackground {
+			added, err = AddGuard(a, added, command)
+		} else if err == nil {
+			added, err = RemoveGuard(a, added)
+		}
+		if err != nil || len(s.Env) == 0 {
 			return added, err
 		}
-		return AddEnv(added, env)
+		return AddEnv(added, s.Env)
 	})
 }
 

@@ -276,3 +276,46 @@ func TestRewakeOnlyWithoutHold(t *testing.T) {
 		t.Errorf("re-installing without the hold:\n%s", Diff("settings.json", []byte(plain), []byte(back)))
 	}
 }
+
+// qwen's and gemini's guard on their shell tool's own background option
+// is one more hook of qtask's, for the shell tool only; an install with
+// --allow-own-background over one without takes it out and nothing else,
+// a hook of the user's on the same event stays, and uninstall removes it.
+// Claude has none (its background calls are routed).
+func TestGuardOnlyForQwenAndGemini(t *testing.T) {
+	const own = `{"hooks":{"PreToolUse":[{"matcher":"run_shell_command","hooks":[{"type":"command","command":"my-check"}]}]}}`
+	for _, a := range []hooks.Agent{hooks.Qwen, hooks.Gemini} {
+		command := "/usr/local/bin/qtask agent hook " + a.Name
+		plain := mustAdd(t, a, own, command, 0)
+		guarded, err := AddGuard(a, []byte(plain), command)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Hooks map[string][]struct {
+				Matcher string
+				Hooks   []hookEntry
+			}
+		}
+		if err := json.Unmarshal(guarded, &doc); err != nil {
+			t.Fatal(err)
+		}
+		groups := doc.Hooks[a.GuardEvent()]
+		last := groups[len(groups)-1]
+		if last.Matcher != "run_shell_command" || len(last.Hooks) != 1 || last.Hooks[0].Command != command {
+			t.Errorf("%s: the guard is %+v, want qtask's hook for run_shell_command", a.Name, groups)
+		}
+		if again, _ := AddGuard(a, guarded, command); string(again) != string(guarded) {
+			t.Errorf("%s: a second install changed the guard:\n%s", a.Name, Diff("settings.json", guarded, again))
+		}
+		if off, _ := RemoveGuard(a, guarded); string(off) != plain {
+			t.Errorf("%s: --allow-own-background did not give back the install without the guard:\n%s", a.Name, Diff("settings.json", []byte(plain), off))
+		}
+		if gone, _ := Remove(a, guarded); !strings.Contains(string(gone), "my-check") || strings.Contains(string(gone), "qtask") {
+			t.Errorf("%s: uninstall left:\n%s", a.Name, gone)
+		}
+	}
+	if out, _ := AddGuard(hooks.Claude, []byte(userSettings), cmdClaude); string(out) != userSettings {
+		t.Errorf("Claude got a guard:\n%s", out)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/hooks"
 )
 
@@ -34,7 +35,7 @@ func MCPPath(a hooks.Agent, user bool, p Paths) (string, error) {
 // ClaudeUserMCPHint is how a user registers qtask's MCP server with Claude
 // Code for all their projects.
 func ClaudeUserMCPHint(self string) string {
-	return "claude mcp add --scope user " + mcpName + " -- " + shellQuote(self) + " mcp"
+	return "claude mcp add --scope user " + mcpName + " -- " + agent.ShellQuote(self) + " mcp"
 }
 
 // AddMCP returns the file with qtask's MCP server registered under

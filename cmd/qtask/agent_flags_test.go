@@ -68,7 +68,10 @@ func TestAgentFlags(t *testing.T) {
 	if err := runAgentCmd(newInstall(false), "qwen", "--wake", "tmux"); err != nil || !reflect.DeepEqual(inst, InstallOptions{Agent: hooks.Qwen, Wake: "tmux"}) {
 		t.Errorf("install --wake tmux: %+v, %v", inst, err)
 	}
-	for _, args := range [][]string{{"codex"}, {"claude", "--user", "--project"}, {"claude", "--hold", "-1m"}, {"gemini", "--wake", "screen"}} {
+	if err := runAgentCmd(newInstall(false), "gemini", "--allow-own-background"); err != nil || !reflect.DeepEqual(inst, InstallOptions{Agent: hooks.Gemini, AllowOwnBackground: true}) {
+		t.Errorf("install --allow-own-background: %+v, %v", inst, err)
+	}
+	for _, args := range [][]string{{"codex"}, {"claude", "--user", "--project"}, {"claude", "--hold", "-1m"}, {"gemini", "--wake", "screen"}, {"claude", "--allow-own-background"}} {
 		if err := runAgentCmd(newInstall(false), args...); !errors.As(err, &usage) {
 			t.Errorf("install %q: %v; want a usage error", args, err)
 		}

@@ -44,8 +44,11 @@ pending notifications to what the model reads next. The end of a turn
 (Claude and qwen: Stop; gemini: AfterAgent) is blocked while notifications
 are pending, so the agent reads them and goes on; never when none are, and
 never past the agent's own limit on consecutive blocks. Notifications are
-consumed: a hook that fires again does not repeat them. Other events get
-no answer. The event must arrive on stdin within ` + hooks.InputDeadline.String() + ` (run by hand
+consumed: a hook that fires again does not repeat them. Before a call of
+qwen's or gemini's shell tool (qwen: PreToolUse, gemini: BeforeTool), a
+call that sets the tool's own is_background is denied, with the
+'qtask run --agent --bg' line that runs the command as a task instead.
+Other events get no answer. The event must arrive on stdin within ` + hooks.InputDeadline.String() + ` (run by hand
 with --event, give it </dev/null); otherwise the hook warns and delivers
 nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -109,7 +112,7 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	}
 	hopts := hooks.Options{
 		Event: event, Scopes: scopes, OnlyScopes: opts.Scope != "", Hold: opts.Hold, StateDir: store.Dir(),
-		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix), AgentSession: deps.Env.AgentSession,
+		Routed: route.IsClaudeShellLink(deps.Env.ClaudeShellPrefix), AgentSession: deps.Env.AgentSession, Qtask: deps.agentName(),
 	}
 	if caller := deps.Caller(); opts.Wake == config.WakeTmux && caller.Inside() {
 		hopts.Pane, hopts.Server = string(caller.Pane), caller.Server.String()

@@ -24,6 +24,10 @@ type InstallOptions struct {
 	Hold   time.Duration
 	// NoRoute leaves Claude's Bash tool alone (no shell prefix).
 	NoRoute bool
+	// AllowOwnBackground leaves qwen's and gemini's shell tool its own
+	// background option (is_background), which install otherwise denies
+	// with the qtask line to run instead.
+	AllowOwnBackground bool
 	// Wake is how an idle agent is woken besides its hooks: "" or "tmux"
 	// (the hooks note the agent's pane; see `qtask agent hook --wake`).
 	Wake string
@@ -55,6 +59,10 @@ so; qwen and gemini: the same settings file), whose
 tools run commands as tasks (shell), list, read, wait for and stop them,
 and watch output as it comes (monitor: each line, or each line matching a
 pattern, is a notification; see 'qtask monitor --help').
+For qwen and gemini, a call of the shell tool that sets its own
+background option (is_background: an untracked process outside tmux that
+dies with the agent) is denied, with the 'qtask run --agent --bg' line to
+run instead; --allow-own-background leaves that option to the agent.
 Everything else in the file is kept as it was; installing twice changes
 nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		Args: exactArgs(1),
@@ -78,6 +86,7 @@ installs wrote. Each file's previous text is kept in FILE.qtask-backup.`
 	} else {
 		durationVar(cmd.Flags(), &opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
+		cmd.Flags().BoolVar(&opts.AllowOwnBackground, "allow-own-background", false, "qwen, gemini: let the shell tool start its own background processes (is_background), untracked, instead of denying them with the qtask line to run")
 		cmd.Flags().StringVar(&opts.Wake, "wake", "", `"tmux": wake the agent when it sits idle by typing one line into its tmux pane (for qwen and gemini; default: config "wake")`)
 	}
 	cmd.Flags().BoolVar(&project, "project", false, "the project's settings in the current directory (default)")
@@ -102,6 +111,9 @@ func (opts *InstallOptions) complete(deps *Deps, name string, project bool) erro
 	}
 	if err := checkWake(opts.Wake); err != nil {
 		return &UsageError{Err: err}
+	}
+	if opts.AllowOwnBackground && a.GuardEvent() == "" {
+		return usageErrorf("--allow-own-background is for qwen and gemini: %s's own background calls are left to it with --no-route", a.Name)
 	}
 	// Config wake is for the agents a hook cannot wake (qwen,
 	// gemini): Claude's asyncRewake hook wakes it already, and a
@@ -190,7 +202,8 @@ func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Pa
 		if opts.Wake != "" {
 			command += " --wake " + opts.Wake
 		}
-		change, err = install.PlanAdd(opts.Agent, path, command, opts.Hold, !opts.NoRoute, env)
+		change, err = install.PlanAdd(opts.Agent, path, command, install.Setup{
+			Hold: opts.Hold, Routed: !opts.NoRoute, OwnBackground: opts.AllowOwnBackground, Env: env})
 	}
 	if err != nil {
 		return nil, err

@@ -19,12 +19,16 @@ import (
 )
 
 // TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane checks `--wake tmux`'s
-// rules with a stand-in agent: a pane running cat on the harness's tmux
-// server, whose hooks (`qtask agent hook qwen --wake tmux`) are called by
-// the test. A task ending while the agent is busy, or while its pane is in
-// copy mode, types nothing; one ending while it is idle in a free pane
-// types one line, naming the task; the next end, before the agent's hooks
-// said it is idle again, types nothing.
+// rules with a stand-in agent: a pane running a line reader that draws an
+// input line as qwen's and gemini's TUIs do (a prompt, the cursor, then
+// their placeholder), on the harness's tmux server, whose hooks (`qtask
+// agent hook qwen --wake tmux`) are called by the test. A task ending
+// while the agent is busy, while its pane is in copy mode, or while a
+// person's half-typed prompt is in its input line types nothing (the
+// person's prompt, sent, brings that notification, once); one ending
+// while it is idle in a free pane with an empty input line types one
+// line, naming the task; the next end, before the agent's hooks said it
+// is idle again, types nothing.
 func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -64,29 +68,64 @@ func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 	if _, err := h.tmux("send-keys", "-t", pane, "-X", "cancel"); err != nil {
 		t.Fatal(err)
 	}
+	// The copy-mode end is passed on by the next prompt's hook; so is one
+	// that ends while a person has half typed that prompt.
+	const half = "please also check the lint resu"
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", half); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the half-typed prompt", func() bool { return strings.Contains(screen(), "> "+half) })
+	halfTyped := endTask()
+	if got := screen(); !strings.Contains(got, "> "+half+"file") || strings.Contains(got, "[qtask]") {
+		t.Errorf("a task's end changed a half-typed prompt:\n%s", got)
+	}
+	if _, err := h.tmux("send-keys", "-t", pane, "-l", "lts"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tmux("send-keys", "-t", pane, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the person's prompt", func() bool { return strings.Contains(screen(), "read: "+half+"lts\n") })
+	var told struct {
+		HookSpecificOutput struct{ AdditionalContext string }
+	}
+	if out := hook("UserPromptSubmit"); json.Unmarshal([]byte(out), &told) != nil {
+		t.Fatalf("the prompt hook's answer: %q", out)
+	}
+	for _, id := range []string{inMode, halfTyped} {
+		if n := strings.Count(told.HookSpecificOutput.AdditionalContext, "<task-id>"+id+"</task-id>"); n != 1 {
+			t.Errorf("the person's prompt brought task %s's notification %d times, want once:\n%s", id, n, told)
+		}
+	}
+	hook("Stop")
 	woken := endTask()
-	eventually(t, "the wake line for "+woken, func() bool { return strings.Contains(screen(), "[qtask] task "+woken+" finished: completed") })
+	eventually(t, "the wake line for "+woken, func() bool { return strings.Contains(screen(), "read: [qtask] task "+woken+" finished: completed") })
 	after := endTask()
 	got := screen()
-	for what, id := range map[string]string{"busy": busy, "in copy mode": inMode, "already woken": after} {
+	for what, id := range map[string]string{"busy": busy, "in copy mode": inMode, "half typed": halfTyped, "already woken": after} {
 		if strings.Contains(got, id) {
 			t.Errorf("a task that ended while the agent was %s was typed into its pane:\n%s", what, got)
 		}
 	}
-	if n := strings.Count(got, "[qtask] task "); n != 2 { // the terminal's echo, and cat's copy
+	if n := strings.Count(got, "[qtask] task "); n != 2 { // the terminal's echo, and the reader's copy
 		t.Errorf("%d wake lines on the agent's screen, want the one line, echoed:\n%s", n, got)
 	}
 }
 
-// wakeablePane starts a pane running cat on the harness's tmux server, as
+// wakeablePane starts a pane on the harness's tmux server running a line
+// reader that draws its input line as qwen's and gemini's TUIs do (a
+// prompt, the cursor, their placeholder; what is typed overwrites it), as
 // the pane of a qwen agent installed with --wake tmux in scope (an
-// environment entry QTASK_SCOPE=…), and returns it, the agent's hook
-// (fed an event name, it notes the agent busy or idle there) and what the
-// pane shows.
-func (h *harness) wakeablePane(scope []string) (pane string, hook func(event string), screen func() string) {
+// environment entry QTASK_SCOPE=…), and returns it, the agent's hook (fed
+// an event name, it notes the agent busy or idle there and returns what it
+// told the agent) and what the pane shows.
+func (h *harness) wakeablePane(scope []string) (pane string, hook func(event string) string, screen func() string) {
 	t := h.t
 	t.Helper()
-	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "200", "cat"); err != nil {
+	// \0337 and \0338 save and restore the cursor: it stays before the
+	// placeholder.
+	reader := `while :; do printf '> \0337 Type your message or @path/to/file\0338'; IFS= read -r line || exit; printf 'read: %s\n' "$line"; done`
+	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "200", "sh", "-c", reader); err != nil {
 		t.Fatal(err)
 	}
 	pane, err := h.tmux("display-message", "-p", "-t", "agent", "#{pane_id}")
@@ -94,12 +133,14 @@ func (h *harness) wakeablePane(scope []string) (pane string, hook func(event str
 		t.Fatal(err)
 	}
 	hookEnv := append([]string{"TMUX=" + h.socket + ",1,0", "TMUX_PANE=" + pane}, scope...)
-	hook = func(event string) {
+	hook = func(event string) string {
 		t.Helper()
 		in := `{"hook_event_name":"` + event + `","session_id":"s1"}`
-		if r := h.qtaskStdin(h.root, hookEnv, in, "agent", "hook", "qwen", "--wake", "tmux"); r.code != 0 || r.stderr != "" {
+		r := h.qtaskStdin(h.root, hookEnv, in, "agent", "hook", "qwen", "--wake", "tmux")
+		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("hook %s: exit %d %s", event, r.code, r.stderr)
 		}
+		return r.stdout
 	}
 	screen = func() string {
 		t.Helper()
@@ -109,6 +150,7 @@ func (h *harness) wakeablePane(scope []string) (pane string, hook func(event str
 		}
 		return out
 	}
+	eventually(t, "the stand-in's input line", func() bool { return strings.Contains(screen(), ">  Type your message") })
 	return pane, hook, screen
 }
 
@@ -184,10 +226,127 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	env := h.agentEnv()
-	// The isolated run's environment and binary, as a TUI: no prompt, no
-	// headless output, a real terminal.
-	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: a, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "agent-home"), Env: env})
+	tui := h.startTUI(ctx, a, proj, mock, tuiArgs...)
+	tui.prompt("start the task")
+	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
+		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, tui.screen(), mock.Summary())
+	}
+	tui.awaitIdle("Started it")
+	openGate(gate)
+	woken, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(out) > 0 })
+	if err != nil {
+		t.Fatalf("the idle %s was not woken: %v\nscreen:\n%s\nrequests:\n%s", a.Name, err, tui.screen(), mock.Summary())
+	}
+	if n := woken.Count(out); n != 1 {
+		t.Errorf("the waking request carries the notification %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+	if n := woken.Count("[qtask] task "); n != 1 {
+		t.Errorf("the waking request carries the typed line %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+}
+
+// TestRealAgentWakeTmuxKeepsAHalfTypedPromptQwen is issue 25's check that
+// a wake never types into an input box holding a person's text: with
+// `--wake tmux`, a person had typed "please also check the lint resu" (no
+// Enter) into qwen's idle TUI when a task ended, and qwen received
+// "please also check the lint resu[qtask] task … finished: …" as a
+// prompt. The half-typed prompt must stay as it is and unsent, and the
+// notification come once, with the person's prompt when they send it.
+func TestRealAgentWakeTmuxKeepsAHalfTypedPromptQwen(t *testing.T) {
+	t.Parallel()
+	testWakeTmuxKeepsAHalfTypedPrompt(t, agenttest.Qwen, "--auth-type", "openai", "-m", "mock-model", "--yolo")
+}
+
+// TestRealAgentWakeTmuxKeepsAHalfTypedPromptGemini is the same for
+// gemini-cli's TUI.
+func TestRealAgentWakeTmuxKeepsAHalfTypedPromptGemini(t *testing.T) {
+	t.Parallel()
+	testWakeTmuxKeepsAHalfTypedPrompt(t, agenttest.Gemini, "-m", "gemini-2.5-flash", "--yolo")
+}
+
+func testWakeTmuxKeepsAHalfTypedPrompt(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
+	agenttest.Require(t, a)
+	h := newHarness(t)
+	proj := h.installedProject(a.Name, "--wake", "tmux")
+	gate := filepath.Join(proj, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("%08x", rand.Uint32())
+	out := "out-t-42-" + tag
+	mock, err := mockmodel.Start(
+		mockmodel.Shell(fmt.Sprintf("qtask run --agent --bg -- 'cat %s >/dev/null; echo out-t-$((6*7))-%s; exit 5'", gate, tag)),
+		mockmodel.Text("Started it; I will hear when it ends."),
+		mockmodel.Text("The task failed with exit 5; the lint results are next."),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mock.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	tui := h.startTUI(ctx, a, proj, mock, tuiArgs...)
+	tui.prompt("start the task")
+	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
+		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, tui.screen(), mock.Summary())
+	}
+	task := h.lastTask()
+	wrapper := h.awaitWrapper(task.ID).WrapperPID
+	tui.awaitIdle("Started it")
+	// The person starts the next prompt; the task ends meanwhile, and its
+	// wrapper, which would type the wake line, is done.
+	const half = "please also check the lint resu"
+	tui.typeText(half)
+	requests := len(mock.MainTurns())
+	openGate(gate)
+	h.wait(task.ID)
+	awaitDead(t, wrapper)
+	time.Sleep(time.Second) // what the TUI would do with typed keys, it does
+	if got := tui.screen(); !strings.Contains(got, half) || strings.Contains(got, "[qtask]") {
+		t.Errorf("a task's end changed the person's half-typed prompt:\n%s", got)
+	}
+	if n := len(mock.MainTurns()); n != requests {
+		t.Fatalf("the half-typed prompt was sent: %d requests after the task's end, want %d\nrequests:\n%s", n, requests, mock.Summary())
+	}
+	// The person finishes and sends it: the notification comes with it.
+	tui.typeText("lts")
+	eventuallyWithin(t, 30*time.Second, "the whole prompt", func() bool { return strings.Contains(tui.screen(), half+"lts") }, tui.screen)
+	tui.enter()
+	sent, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(half+"lts") > 0 })
+	if err != nil {
+		t.Fatalf("the person's prompt did not reach the model: %v\nscreen:\n%s\nrequests:\n%s", err, tui.screen(), mock.Summary())
+	}
+	if n := sent.Count(out); n != 1 {
+		t.Errorf("the person's prompt carries the notification %d times, want 1\nrequests:\n%s", n, mock.Summary())
+	}
+	if n := sent.Count("[qtask] task "); n != 0 {
+		t.Errorf("the person's prompt carries a wake line %d times, want none\nrequests:\n%s", n, mock.Summary())
+	}
+}
+
+// openGate lets a task blocked reading the FIFO gate go on.
+func openGate(gate string) {
+	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+		f.WriteString("go\n")
+		f.Close()
+	}
+}
+
+// tui is a real agent's TUI in a pane of the harness's tmux server.
+type tui struct {
+	h    *harness
+	pane string
+}
+
+// startTUI runs agent a's TUI (tuiArgs: its arguments for the mock model)
+// in a new session's pane of the harness's tmux server, in proj, as the
+// isolated headless runs do (their environment and binary, the mock
+// model), but with no prompt, no headless output and a real terminal,
+// and waits for its input box.
+func (h *harness) startTUI(ctx context.Context, a agenttest.Agent, proj string, mock *mockmodel.Server, tuiArgs ...string) *tui {
+	t := h.t
+	t.Helper()
+	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: a, Prompt: "-", Model: mock.URL(), Dir: proj, Home: filepath.Join(h.root, "agent-home"), Env: h.agentEnv()})
 	script := "#!/bin/sh\nexec env -i TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\""
 	for _, kv := range append(cmd.Env, "TERM=xterm-256color") {
 		script += " " + shellQuoteTest(kv)
@@ -197,7 +356,7 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 		script += " " + shellQuoteTest(arg)
 	}
 	script += "\n"
-	launcher := filepath.Join(h.root, "qwen-tui")
+	launcher := filepath.Join(h.root, a.Name+"-tui")
 	writeExecutable(t, launcher, []byte(script))
 	if _, err := h.tmux("new-session", "-d", "-s", "agent", "-x", "150", "-y", "45", "-c", proj, launcher); err != nil {
 		t.Fatal(err)
@@ -207,27 +366,48 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.tmux("kill-session", "-t", "agent") })
-	screen := func() string {
-		s, _ := h.tmux("capture-pane", "-p", "-t", pane)
-		return s
-	}
-	// A person types the prompt once the TUI shows its input box.
-	eventuallyWithin(t, 90*time.Second, "qwen's input box", func() bool { return strings.Contains(screen(), "Type your message") }, screen)
-	if _, err := h.tmux("send-keys", "-t", pane, "-l", "start the task"); err != nil {
+	u := &tui{h: h, pane: pane}
+	eventuallyWithin(t, 90*time.Second, a.Name+"'s input box", func() bool { return strings.Contains(u.screen(), "Type your message") }, u.screen)
+	return u
+}
+
+func (u *tui) screen() string {
+	s, _ := u.h.tmux("capture-pane", "-p", "-t", u.pane)
+	return s
+}
+
+// typeText types text as a person would, and waits until it shows.
+func (u *tui) typeText(text string) {
+	t := u.h.t
+	t.Helper()
+	if _, err := u.h.tmux("send-keys", "-t", u.pane, "-l", text); err != nil {
 		t.Fatal(err)
 	}
-	eventuallyWithin(t, 30*time.Second, "the typed prompt", func() bool { return strings.Contains(screen(), "start the task") }, screen)
-	// A person's Enter comes well after the last key: gemini takes one
-	// within 30 ms of it for a pasted newline (see tmux.TypeLine).
+	eventuallyWithin(t, 30*time.Second, "the typed text", func() bool { return strings.Contains(u.screen(), text) }, u.screen)
+}
+
+// enter presses Enter well after the last key, as a person does: gemini
+// takes one within 30 ms of it for a pasted newline (see tmux.TypeLine).
+func (u *tui) enter() {
 	time.Sleep(100 * time.Millisecond)
-	if _, err := h.tmux("send-keys", "-t", pane, "Enter"); err != nil {
-		t.Fatal(err)
+	if _, err := u.h.tmux("send-keys", "-t", u.pane, "Enter"); err != nil {
+		u.h.t.Fatal(err)
 	}
-	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
-		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, screen(), mock.Summary())
-	}
-	// Idle: its turn over, the TUI waits for the person. The task ends.
-	eventuallyWithin(t, 60*time.Second, "the end of qwen's turn", func() bool { return strings.Contains(screen(), "Started it") }, screen)
+}
+
+// prompt types a prompt and sends it.
+func (u *tui) prompt(text string) {
+	u.h.t.Helper()
+	u.typeText(text)
+	u.enter()
+}
+
+// awaitIdle waits until the agent's turn has ended with last on the
+// screen, its turn-end hook has noted it idle, and that hook has ended.
+func (u *tui) awaitIdle(last string) {
+	t, h := u.h.t, u.h
+	t.Helper()
+	eventuallyWithin(t, 60*time.Second, "the end of the agent's turn", func() bool { return strings.Contains(u.screen(), last) }, u.screen)
 	// The screen shows the turn's last words before the agent's turn-end
 	// hook has run: until it has noted the agent idle, a task ending is
 	// passed on by that hook (correctly, once), with no line typed.
@@ -239,25 +419,11 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 			}
 		}
 		return false
-	}, screen)
+	}, u.screen)
 	// And until that hook has ended: it notes the agent idle, then looks at
 	// the queue, and passes on itself (correctly, once) what a task that
 	// ended in between queued; under load that window is wide.
-	eventuallyWithin(t, 30*time.Second, "the turn-end hook to end", func() bool { return len(h.hooksRunning()) == 0 }, screen)
-	if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-		f.WriteString("go\n")
-		f.Close()
-	}
-	woken, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(out) > 0 })
-	if err != nil {
-		t.Fatalf("the idle %s was not woken: %v\nscreen:\n%s\nrequests:\n%s", a.Name, err, screen(), mock.Summary())
-	}
-	if n := woken.Count(out); n != 1 {
-		t.Errorf("the waking request carries the notification %d times, want 1\nrequests:\n%s", n, mock.Summary())
-	}
-	if n := woken.Count("[qtask] task "); n != 1 {
-		t.Errorf("the waking request carries the typed line %d times, want 1\nrequests:\n%s", n, mock.Summary())
-	}
+	eventuallyWithin(t, 30*time.Second, "the turn-end hook to end", func() bool { return len(h.hooksRunning()) == 0 }, u.screen)
 }
 
 // eventuallyWithin is eventually with its own deadline, showing what state
