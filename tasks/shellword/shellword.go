@@ -1,8 +1,23 @@
 // Package shellword reads shell command lines as sh would, as far as the
-// rules that look into a command need: the words of a simple command with
-// their quotes removed, and the script of a nested `bash -c '…'`. The
-// refusal of a trailing '&' (tasks) and of a leading sleep (agent) share it,
-// so both see through the same nested shells, to the same depth.
+// rules that look into a command need, and is the only code in qtask that
+// reads shell quoting: the trailing-'&' rule (tasks), the leading-sleep
+// rule (agent) and the reader of Claude's shell scripts (agent/route) all
+// go through it, so they see through the same quotes and nested shells.
+//
+// It reads POSIX and bash quoting: '…', "…", $'…', backslashes and
+// backslash-newline continuations, comments, $(…), `…`, heredoc bodies
+// (<< and <<-), and the script of a nested `bash -c '…'`. It gives the
+// words of a simple command with their quotes removed (FirstCommand,
+// ReadWord), and where a script's last command starts and whether a bare
+// '&' ends it (LastCommand). Each is one linear pass over bytes: no
+// recursion, no UTF-8 requirement, and input that is not valid shell still
+// gets an answer.
+//
+// It is not a parser: it builds no syntax tree, checks no grammar, decodes
+// no $'…' escapes (such a word is not Literal), and knows nothing of fish
+// (its `(cmd)` reads as a subshell, its \' inside single quotes as bash
+// reads it) or of zsh-only syntax. mvdan.cc/sh/v3/syntax was measured
+// against it and not taken: see docs/ARCHITECTURE.md.
 package shellword
 
 import (
