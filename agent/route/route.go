@@ -26,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/shellword"
 )
 
 // ClaudeCommand returns the command the model wrote, read out of the script
@@ -66,64 +68,16 @@ func ClaudeCommand(script string) (string, bool) {
 	}
 }
 
-// unquoteWord reads one shell word made of '…', "…" (without expansions)
-// and backslash-escaped or plain bytes, up to an unquoted space, and
-// returns its value and what follows it. ok is false for a word the shell
-// would expand ($, `) or one left open.
+// unquoteWord reads the shell word s begins with, as shellword.ReadWord
+// reads it, and returns its value and what follows it. ok is false for an
+// empty word, a comment, or a word the shell would not pass on as it is
+// (an expansion, a pattern, a quote left open).
 func unquoteWord(s string) (word, rest string, ok bool) {
-	var b strings.Builder
-	i := 0
-	for i < len(s) {
-		switch c := s[i]; c {
-		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
-			return b.String(), s[i:], i > 0
-		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return "", "", false
-			}
-			b.WriteString(s[i+1 : i+1+j])
-			i += j + 2
-		case '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '$' || s[i] == '`':
-					return "", "", false
-				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\\"$`", s[i+1]) >= 0:
-					i++
-				case s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n':
-					i++
-					continue
-				}
-				b.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return "", "", false
-			}
-			i++
-		case '\\':
-			if i+1 >= len(s) {
-				return "", "", false
-			}
-			if s[i+1] != '\n' {
-				b.WriteByte(s[i+1])
-			}
-			i += 2
-		case '$', '`', '*', '?', '[', '{':
-			return "", "", false // expansions and globs: the shell's to decide
-		case '#', '~':
-			if i == 0 {
-				return "", "", false // a comment, or a home directory
-			}
-			b.WriteByte(c)
-			i++
-		default:
-			b.WriteByte(c)
-			i++
-		}
+	if strings.HasPrefix(s, "#") {
+		return "", "", false
 	}
-	return b.String(), "", i > 0
+	w, rest := shellword.ReadWord(s)
+	return w.Text, rest, w.Literal && len(rest) < len(s)
 }
 
 // ClaudeShell is the shell Claude wrote script for: zsh when it sources a

@@ -1,8 +1,23 @@
 // Package shellword reads shell command lines as sh would, as far as the
-// rules that look into a command need: the words of a simple command with
-// their quotes removed, and the script of a nested `bash -c '…'`. The
-// refusal of a trailing '&' (tasks) and of a leading sleep (agent) share it,
-// so both see through the same nested shells, to the same depth.
+// rules that look into a command need, and is the only code in qtask that
+// reads shell quoting: the trailing-'&' rule (tasks), the leading-sleep
+// rule (agent) and the reader of Claude's shell scripts (agent/route) all
+// go through it, so they see through the same quotes and nested shells.
+//
+// It reads POSIX and bash quoting: '…', "…", $'…', backslashes and
+// backslash-newline continuations, comments, $(…), `…`, heredoc bodies
+// (<< and <<-), and the script of a nested `bash -c '…'`. It gives the
+// words of a simple command with their quotes removed (FirstCommand,
+// ReadWord), and where a script's last command starts and whether a bare
+// '&' ends it (LastCommand). Each is one linear pass over bytes: no
+// recursion, no UTF-8 requirement, and input that is not valid shell still
+// gets an answer.
+//
+// It is not a parser: it builds no syntax tree, checks no grammar, decodes
+// no $'…' escapes (such a word is not Literal), and knows nothing of fish
+// (its `(cmd)` reads as a subshell, its \' inside single quotes as bash
+// reads it) or of zsh-only syntax. mvdan.cc/sh/v3/syntax was measured
+// against it and not taken: see docs/ARCHITECTURE.md.
 package shellword
 
 import (
@@ -40,8 +55,10 @@ func IsDashC(w Word) bool {
 		strings.Trim(w.Text[1:], "abcdefghijklmnopqrstuvwxyz") == ""
 }
 
-// Word is one shell word with its quotes removed; Literal is false when
-// it holds an expansion ($VAR, $(…), `…`) whose value only the shell knows.
+// Word is one shell word with its quotes removed. Literal is false when
+// the shell would not pass Text on as it is: the word holds an expansion
+// ($VAR, $(…), `…`, $'…'), an unquoted pattern or brace (*, ?, [, {), or
+// begins with an unquoted ~, or a quote in it is left open.
 type Word struct {
 	Text    string
 	Literal bool
@@ -88,60 +105,64 @@ func FirstCommand(cmd string) ([]Word, string) {
 				continue
 			}
 		}
-		w, next := readWord(cmd, i)
-		words, i = append(words, w), next
+		w, rest := ReadWord(cmd[i:])
+		words, i = append(words, w), len(cmd)-len(rest)
 	}
 }
 
-// readWord reads the word starting at cmd[i] and returns it with the index
-// just past it.
-func readWord(cmd string, i int) (Word, int) {
+// ReadWord reads the word that s begins with (s starts neither with a
+// blank, an operator nor a comment) and returns it with the rest of s,
+// from the blank or operator that ends it. An empty s, or one that begins
+// with a blank or an operator, gives an empty Word and s itself.
+func ReadWord(s string) (Word, string) {
 	var b strings.Builder
-	w := Word{Literal: true}
-	for i < len(cmd) {
-		switch c := cmd[i]; c {
+	w := Word{Literal: !strings.HasPrefix(s, "~")} // ~ is a home directory
+	i := 0
+	for i < len(s) {
+		switch c := s[i]; c {
 		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
 			w.Text = b.String()
-			return w, i
+			return w, s[i:]
 		case '\\':
 			switch {
-			case i+1 >= len(cmd):
+			case i+1 >= len(s):
 				b.WriteByte(c) // a backslash at the very end is itself
-			case cmd[i+1] != '\n':
-				b.WriteByte(cmd[i+1])
+			case s[i+1] != '\n':
+				b.WriteByte(s[i+1])
 			}
 			i += 2
 		case '\'':
-			j := strings.IndexByte(cmd[i+1:], '\'')
-			if j < 0 { // unterminated: a syntax error, not a sleep
-				j, w.Literal = len(cmd)-i-1, false
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 { // unterminated: a syntax error
+				j, w.Literal = len(s)-i-1, false
 			}
-			b.WriteString(cmd[i+1 : i+1+j])
+			b.WriteString(s[i+1 : i+1+j])
 			i += j + 2
 		case '"':
 			i++
-			for i < len(cmd) && cmd[i] != '"' {
+			for i < len(s) && s[i] != '"' {
 				switch {
-				case cmd[i] == '\\' && i+1 < len(cmd) && strings.IndexByte("\\\"$`\n", cmd[i+1]) >= 0:
-					if cmd[i+1] != '\n' {
-						b.WriteByte(cmd[i+1])
+				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\\"$`\n", s[i+1]) >= 0:
+					if s[i+1] != '\n' {
+						b.WriteByte(s[i+1])
 					}
 					i++
-				case cmd[i] == '$' || cmd[i] == '`':
+				case s[i] == '$' || s[i] == '`':
 					w.Literal = false
-					b.WriteByte(cmd[i])
+					b.WriteByte(s[i])
 				default:
-					b.WriteByte(cmd[i])
+					b.WriteByte(s[i])
 				}
 				i++
 			}
-			if i >= len(cmd) { // unterminated: a syntax error, not a sleep
+			if i >= len(s) { // unterminated: a syntax error
 				w.Literal = false
 			}
 			i++
-		case '$', '`':
-			// An expansion: its text (and so where the word ends) is the
-			// shell's business; the word is marked and read on as is.
+		case '$', '`', '*', '?', '[', '{':
+			// An expansion or a pattern: its value (and, for $(…), where
+			// the word ends) is the shell's business; the word is marked
+			// and read on as is.
 			w.Literal = false
 			b.WriteByte(c)
 			i++
@@ -151,5 +172,5 @@ func readWord(cmd string, i int) (Word, int) {
 		}
 	}
 	w.Text = b.String()
-	return w, len(cmd)
+	return w, ""
 }
