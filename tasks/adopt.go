@@ -66,11 +66,11 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.countStart(id)
+	s.statusLine().Start(id)
 	abandon := func(err error) (*Task, error) {
 		os.Remove(s.recordPath(id))
 		os.Remove(s.outputPath(id))
-		s.setCount(countRunning, id, false)
+		s.statusLine().Unstart(id)
 		return nil, err
 	}
 	if err := s.save(r); err != nil {

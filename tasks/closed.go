@@ -23,7 +23,7 @@ func (s *Store) SettleClosedPanes(ctx context.Context, server tmux.Server, patie
 	// end included: only the running tasks' records are read, found by
 	// the status line's markers (a task whose marker could not be written
 	// is left to the next reader).
-	ids, err := countedIDs(s.countsDir(countRunning))
+	ids, err := s.statusLine().Running()
 	if err != nil {
 		return err
 	}

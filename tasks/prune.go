@@ -171,7 +171,7 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 			errs = append(errs, fmt.Errorf("prune task %s: %w", t.ID, err))
 			continue
 		}
-		s.forgetCounts(t.ID)
+		s.statusLine().Forget(t.ID)
 		removed, last = append(removed, &r.Task), r
 	}
 	if len(removed) > 0 {

@@ -163,7 +163,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if err := s.saveVia(saving, r); err != nil {
 		// Its wrapper waits for the record, which will never come.
 		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), pane)
-		s.setCount(countRunning, id, false)
+		s.statusLine().Unstart(id)
 		return nil, err
 	}
 	if pruneDue {
@@ -191,7 +191,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 			return
 		}
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
-		s.countStart(r.ID)
+		s.statusLine().Start(r.ID)
 		saving, saveErr = prepareWrite(s.recordPath(r.ID))
 		also()
 	})
@@ -211,7 +211,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), w.pane)
 	}
 	if claimErr == nil {
-		s.setCount(countRunning, r.ID, false)
+		s.statusLine().Unstart(r.ID)
 	}
 	return w, nil, err
 }

@@ -178,8 +178,8 @@ func replaceRecycling(path, spare string, data []byte) (recycled bool, err error
 
 // pendingWrite is an atomic replacement of a file whose temp file exists
 // already, so that it can be created while something else is waited for
-// and the write itself allocates no inode (see markCount for why that
-// matters on the path of a start).
+// and the write itself allocates no inode (see statusline.Line.mark for
+// why that matters on the path of a start).
 type pendingWrite struct {
 	path string
 	tmp  *os.File

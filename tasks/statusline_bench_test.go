@@ -47,7 +47,11 @@ func BenchmarkPushStatus(b *testing.B) {
 				b.ResetTimer()
 				for i := range b.N {
 					if changed {
-						s.setCount(countRunning, "bench0002", i%2 == 0)
+						if i%2 == 0 {
+							s.statusLine().Start("bench0002")
+						} else {
+							s.statusLine().Unstart("bench0002")
+						}
 					}
 					s.pushStatus(r)
 				}

@@ -292,7 +292,7 @@ func sameFile(a, b string) bool {
 // next save, then exchanged with the record's name in one rename: a task's
 // record changes a handful of times, and on ext4 without a journal each
 // inode freed makes every new file in its group slower to create for
-// minutes (see markCount).
+// minutes (see statusline.Line.mark).
 func (s *Store) save(r *record) error {
 	data, err := r.appendJSON(nil)
 	if err != nil {

@@ -657,7 +657,7 @@ func TestStateReplacedUnderAStoreGetsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkdirMode(t, s.Dir(), 0o700)
-	s.countStart("abcd0002")
+	s.statusLine().Start("abcd0002")
 	_, _, err := s.settle("abcd0001", exitOutcome(exited(0)))
 	if !errors.Is(err, errStateReplaced) || errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("settle into a replaced state directory: %v; want it refused as replaced", err)

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/config"
-	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/statusline"
 )
 
 // StatusLineOptions are the parsed flags of `qtask status-line`.
@@ -62,6 +62,6 @@ func runStatusLine(ctx context.Context, deps *Deps, opts *StatusLineOptions) err
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(deps.IO.Out, tasks.FormatStatus(format, counts))
+	_, err = fmt.Fprintln(deps.IO.Out, statusline.Format(format, counts))
 	return err
 }

@@ -1,0 +1,33 @@
+package tasks
+
+import (
+	"testing"
+	"time"
+)
+
+func TestShortLabel(t *testing.T) {
+	if got := shortLabel("make\x1b[31m\u202e all", 40); got != "make [31m  all" {
+		t.Errorf("controls not blanked: %q", got)
+	}
+	if got := shortLabel("abcdefghij", 5); got != "abcd…" {
+		t.Errorf("cut: %q", got)
+	}
+}
+
+// @qtask-notify-time is milliseconds; anything else is the default, never
+// tmux's 750 ms display-time.
+func TestEndNotifyTime(t *testing.T) {
+	for value, want := range map[string]time.Duration{
+		"":      DefaultEndNotifyTime,
+		"2500":  2500 * time.Millisecond,
+		" 800 ": 800 * time.Millisecond,
+		"0":     0, // until a key is pressed
+		"-1":    DefaultEndNotifyTime,
+		"3s":    DefaultEndNotifyTime,
+		"lots":  DefaultEndNotifyTime,
+	} {
+		if got := endNotifyTime(value); got != want {
+			t.Errorf("@qtask-notify-time %q: %v, want %v", value, got, want)
+		}
+	}
+}
