@@ -13,6 +13,15 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
+// When a background task ends, the people watching the session it was
+// started from are told (a message on their status line, or their
+// terminal's bell). This is the task's own news, not the status segment's
+// (package statusline): it needs the task's label, outcome and caller
+// pane, and goes to that session's clients only.
+
+// endMessageTimeout bounds each tmux call that tells clients a task ended.
+const endMessageTimeout = 2 * time.Second
+
 // EndNotifyOption is the tmux user option saying how the people watching
 // the session that started a background task hear that it ended:
 // "message" (the default), "bell" or "off".
@@ -123,6 +132,3 @@ func ringBell(tty string) {
 	f.Write([]byte{'\a'})
 	f.Close()
 }
-
-// endMessageTimeout bounds each tmux call that tells clients a task ended.
-const endMessageTimeout = 2 * time.Second
