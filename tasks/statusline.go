@@ -13,10 +13,12 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// The status segment (package statusline) counts running tasks and failed
-// background tasks nobody has looked at yet. The store decides, from the
-// record, when a task counts, and changes the counts in the same steps
-// that change the record; statusline keeps the markers and pushes.
+// The status line (package statusline) counts running tasks and failed
+// background tasks nobody has looked at yet, and tells a session's clients
+// when a task it started ends. The store decides, from the record, when a
+// task counts and who is told, and changes the counts in the same steps
+// that change the record; statusline keeps the markers, pushes the segment
+// and shows the message.
 
 // statusLine is the store's status segment, reached through the state
 // directory the store checked.
@@ -66,6 +68,27 @@ func (s *Store) pushStatus(r *record) {
 // on every push goes to server too, while it runs.
 func (s *Store) RefreshStatus(server tmux.Server, format string) error {
 	return s.statusLine().Refresh(server, format)
+}
+
+// tellClients tells the clients of the session a background task was
+// started from that it ended (statusline.TellEnd); nothing for a
+// foreground task (its caller was watching), a stop (whoever stopped it
+// knows) or a task started outside tmux.
+func tellClients(r *record) {
+	if !r.Background || r.CallerPane == "" || r.Status == StatusCancelled {
+		return
+	}
+	server, err := r.server()
+	if err != nil {
+		return
+	}
+	statusline.TellEnd(server, tmux.PaneID(r.CallerPane), statusline.Ended{
+		ID:        r.ID,
+		Label:     r.Label(),
+		Completed: r.Status == StatusCompleted,
+		ExitCode:  r.ExitCode,
+		Runtime:   r.Runtime(time.Now()),
+	})
 }
 
 // startPushDelay is how long a task runs before the wrapper pushes the

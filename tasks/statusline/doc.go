@@ -1,7 +1,9 @@
-// Package statusline keeps qtask's tmux status segment: the counts it
-// shows (tasks running, failed background tasks nobody has looked at), the
-// format that renders them, and the push of the rendered segment to every
-// tmux server that shows it.
+// Package statusline is what tmux's status line shows of qtask: the status
+// segment (the counts of tasks running and of failed background tasks
+// nobody has looked at, the format that renders them, the push of the
+// rendered segment to every tmux server that shows it), and the one-line
+// message, or bell, that tells a session's clients a task they started
+// ended.
 //
 // It must cost next to nothing: tmux may run `qtask status-line` every
 // second, and every start and end of a task updates it. So the counts are
@@ -10,8 +12,9 @@
 // and removes in the same steps that change the task's record, and a count
 // is one read of a small directory.
 //
-// It does not know what a task is, decide when a task counts (its caller,
-// package tasks, does, from the record), lock the state, or tell anyone a
-// task ended. It reaches the state directory only through Dir, which the
-// store that checked that directory provides.
+// It does not know what a task is, decide when a task counts or whose
+// clients hear of its end (its caller, package tasks, does, from the
+// record), lock the state, or notify agents. It reaches the state
+// directory only through Dir, which the store that checked that directory
+// provides.
 package statusline

@@ -12,14 +12,15 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// Option is the tmux user option qtask keeps the status segment in, for
-// `#{@qtask_status}` in status-right: free for tmux to show at every
-// refresh, unlike a `#()` command.
-const Option = "@qtask_status"
+// statusOption is the tmux user option qtask keeps the status segment
+// in, for `#{@qtask_status}` in status-right: free for tmux to show at
+// every refresh, unlike a `#()` command.
+const statusOption = "@qtask_status"
 
-// pushTimeout bounds each push's tmux calls: a hung server must not hold
-// up the task whose start or end pushed.
-const pushTimeout = 2 * time.Second
+// tmuxTimeout bounds each tmux call that updates statusOption or tells
+// clients a task ended: a hung server must not hold up the task that
+// called.
+const tmuxTimeout = 2 * time.Second
 
 // pushedName is the file, in the counts directory, where pushes keep the
 // servers that show the segment and what the last push set on each.
@@ -39,13 +40,13 @@ type pushedServer struct {
 	Value string `json:"value,omitempty"`
 }
 
-// Push sets Option to the current counts, rendered with format, on every
-// server that shows the segment: each where the plugin loaded (Refresh),
-// and own (the server of the task whose start or end changed the counts).
-// Callers have changed the counts already (under their state lock); the
-// push itself holds only the push lock (a tmux call must not hold up every
-// other transition), which serializes pushes so that the last one made
-// read the last counts. A server that is gone or refuses is not the
+// Push sets statusOption to the current counts, rendered with format, on
+// every server that shows the segment: each where the plugin loaded
+// (Refresh), and own (the server of the task whose start or end changed
+// the counts). Callers have changed the counts already (under their state
+// lock); the push itself holds only the push lock (a tmux call must not
+// hold up every other transition), which serializes pushes so that the
+// last one made read the last counts. A server that is gone or refuses is not the
 // task's problem: errors are dropped.
 func (l Line) Push(format string, own ...tmux.Server) {
 	l.pushTo(own, format, nil)
@@ -133,10 +134,10 @@ func (l Line) pushTo(own []tmux.Server, format string, refresh *tmux.Server) err
 	// The servers are set at once: a second server costs the push hardly
 	// more than one, and a hung one no more than its timeout.
 	errs := make([]error, len(pushes))
-	ctx, cancel := context.WithTimeout(context.Background(), pushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
 	var wg sync.WaitGroup
 	for i, p := range pushes {
-		wg.Go(func() { errs[i] = p.server.SetGlobalOption(ctx, Option, value) })
+		wg.Go(func() { errs[i] = p.server.SetGlobalOption(ctx, statusOption, value) })
 	}
 	wg.Wait()
 	cancel()

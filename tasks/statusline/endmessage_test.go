@@ -1,4 +1,4 @@
-package tasks
+package statusline
 
 import (
 	"testing"
@@ -16,17 +16,17 @@ func TestShortLabel(t *testing.T) {
 
 // @qtask-notify-time is milliseconds; anything else is the default, never
 // tmux's 750 ms display-time.
-func TestEndNotifyTime(t *testing.T) {
+func TestNotifyTime(t *testing.T) {
 	for value, want := range map[string]time.Duration{
-		"":      DefaultEndNotifyTime,
+		"":      defaultNotifyTime,
 		"2500":  2500 * time.Millisecond,
 		" 800 ": 800 * time.Millisecond,
 		"0":     0, // until a key is pressed
-		"-1":    DefaultEndNotifyTime,
-		"3s":    DefaultEndNotifyTime,
-		"lots":  DefaultEndNotifyTime,
+		"-1":    defaultNotifyTime,
+		"3s":    defaultNotifyTime,
+		"lots":  defaultNotifyTime,
 	} {
-		if got := endNotifyTime(value); got != want {
+		if got := notifyTime(value); got != want {
 			t.Errorf("@qtask-notify-time %q: %v, want %v", value, got, want)
 		}
 	}
