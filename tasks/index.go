@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	rec "github.com/qtask/qtask/tasks/record"
 )
 
 // The record index: with a thousand finished tasks, `ls` spent most of its
@@ -211,7 +213,7 @@ func (s *Store) loadIndexed(tasks int, id string, e indexEntry) (r *record, ok b
 		return nil, false
 	}
 	r = new(record)
-	if unmarshalRecordText(e.data, e.text, r) != nil || s.checkRecord(r, id) != nil || r.Running() {
+	if rec.UnmarshalWithText(e.data, e.text, (*rec.Record)(r)) != nil || s.checkRecord(r, id) != nil || r.Running() {
 		return nil, false
 	}
 	return r, true

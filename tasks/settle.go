@@ -2,10 +2,10 @@ package tasks
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	rec "github.com/qtask/qtask/tasks/record"
 )
 
 // settleRetryMax bounds how long the wrapper keeps trying to write a
@@ -75,9 +75,6 @@ func (r *record) end(o outcome) bool {
 	return true
 }
 
-// exitReasonPrefix starts the reason of a command that exited non-zero.
-const exitReasonPrefix = "exited with code "
-
 // exitOutcome classifies a finished command: exit 0 is completed, anything
 // else failed with a reason a person can read. A death by signal N reports
 // exit code 128+N, as shells do. (A requested stop is applied on top, by
@@ -96,13 +93,7 @@ func codeOutcome(code int) outcome {
 	if code == 0 {
 		return outcome{status: StatusCompleted, exitCode: &code}
 	}
-	return outcome{status: StatusFailed, exitCode: &code, reason: exitReasonPrefix + strconv.Itoa(code)}
-}
-
-// EndedByItself reports whether the task ended because its command exited,
-// with any code — not by a signal, a stop, a timeout or being lost.
-func (t *Task) EndedByItself() bool {
-	return t.Status == StatusCompleted || t.Status == StatusFailed && strings.HasPrefix(t.Error, exitReasonPrefix)
+	return outcome{status: StatusFailed, exitCode: &code, reason: rec.ExitReason(code)}
 }
 
 // lostOutcome is the verdict for a task whose process vanished unobserved.

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	rec "github.com/qtask/qtask/tasks/record"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -209,13 +210,13 @@ func (s *Store) loadRead(id string) (*record, indexEntry, error) {
 		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
-	if err := unmarshalRecord(data, &r); err != nil {
+	if err := rec.Unmarshal(data, (*rec.Record)(&r)); err != nil {
 		// A save recycles the inode an earlier version of the record had
 		// (see save): a reader slow enough to read it while it is being
 		// rewritten reads half a record. The name holds a whole one.
 		if data, st, err = readOwnFileStat(path); err == nil {
 			r = record{}
-			err = unmarshalRecord(data, &r)
+			err = rec.Unmarshal(data, (*rec.Record)(&r))
 		}
 		if err != nil {
 			return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
@@ -294,7 +295,7 @@ func sameFile(a, b string) bool {
 // inode freed makes every new file in its group slower to create for
 // minutes (see statusline.Line.mark).
 func (s *Store) save(r *record) error {
-	data, err := r.appendJSON(nil)
+	data, err := (*rec.Record)(r).AppendJSON(nil)
 	if err != nil {
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
@@ -318,7 +319,7 @@ func (s *Store) sparePath(id string) string {
 
 // saveVia is save through a replacement prepared beforehand (Start).
 func (s *Store) saveVia(w *pendingWrite, r *record) error {
-	data, err := r.appendJSON(nil)
+	data, err := (*rec.Record)(r).AppendJSON(nil)
 	if err != nil {
 		w.abandon()
 		return fmt.Errorf("encode task %s: %w", r.ID, err)

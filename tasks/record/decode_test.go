@@ -1,4 +1,4 @@
-package tasks
+package record
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// fullRecord is a record with every field set to a value that is not its
-// zero, found by reflection, so a field added to record later is in it too.
-func fullRecord(t testing.TB) *record {
+// fullRecord is a Record with every field set to a value that is not its
+// zero, found by reflection, so a field added to Record later is in it too.
+func fullRecord(t testing.TB) *Record {
 	t.Helper()
-	var r record
+	var r Record
 	when := time.Date(2026, 11, 23, 19, 10, 14, 211961318, time.UTC)
 	n := 0
 	var fill func(v reflect.Value)
@@ -43,7 +43,7 @@ func fullRecord(t testing.TB) *record {
 			case f.CanUint():
 				f.SetUint(uint64(1000 + n))
 			default:
-				t.Fatalf("record field %s has type %s, which fullRecord cannot fill", sf.Name, f.Type())
+				t.Fatalf("Record field %s has type %s, which fullRecord cannot fill", sf.Name, f.Type())
 			}
 		}
 	}
@@ -52,11 +52,11 @@ func fullRecord(t testing.TB) *record {
 }
 
 // checkDecode holds decodeRecord to encoding/json on data: when it takes
-// data, encoding/json must take it too and fill the very same record. It
+// data, encoding/json must take it too and fill the very same Record. It
 // reports whether decodeRecord took it.
 func checkDecode(t *testing.T, data []byte) bool {
 	t.Helper()
-	var fast, std record
+	var fast, std Record
 	if !decodeRecord(data, string(data), &fast) {
 		return false
 	}
@@ -75,14 +75,14 @@ func checkDecode(t *testing.T, data []byte) bool {
 // as encoding/json reads it.
 func TestDecodeRecordTakesWhatSaveWrites(t *testing.T) {
 	full := fullRecord(t)
-	running := &record{Task: Task{ID: "0004e2f7", Kind: KindShell, Status: StatusRunning, StartedAt: time.Now()}}
-	for _, r := range []*record{full, running, {}} {
+	running := &Record{Task: Task{ID: "0004e2f7", Kind: KindShell, Status: StatusRunning, StartedAt: time.Now()}}
+	for _, r := range []*Record{full, running, {}} {
 		data, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !checkDecode(t, append(data, '\n')) {
-			t.Errorf("decodeRecord declined a record as save writes it: %s", data)
+			t.Errorf("decodeRecord declined a Record as save writes it: %s", data)
 		}
 	}
 }
@@ -103,10 +103,10 @@ func TestDecodeRecordDeclinesTheUnusual(t *testing.T) {
 		if checkDecode(t, []byte(data)) {
 			t.Errorf("decodeRecord took %q, which save never writes", data)
 		}
-		var got, want record
-		gotErr, wantErr := unmarshalRecord([]byte(data), &got), json.Unmarshal([]byte(data), &want)
+		var got, want Record
+		gotErr, wantErr := Unmarshal([]byte(data), &got), json.Unmarshal([]byte(data), &want)
 		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() || !reflect.DeepEqual(got, want) {
-			t.Errorf("unmarshalRecord(%q) = %+v, %v; encoding/json gives %+v, %v", data, got, gotErr, want, wantErr)
+			t.Errorf("Unmarshal(%q) = %+v, %v; encoding/json gives %+v, %v", data, got, gotErr, want, wantErr)
 		}
 	}
 }

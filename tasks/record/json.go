@@ -1,4 +1,4 @@
-package tasks
+package record
 
 import (
 	"encoding/json"
@@ -28,9 +28,9 @@ func (t *Task) AppendJSON(buf []byte) ([]byte, error) {
 	return append(buf, data...), err
 }
 
-// appendJSON appends r as json.Marshal encodes it: the task's fields, then
-// the record's own, those left out when empty as their tags say.
-func (r *record) appendJSON(buf []byte) ([]byte, error) {
+// AppendJSON appends r as json.Marshal encodes it: the task's fields, then
+// the Record's own, those left out when empty as their tags say.
+func (r *Record) AppendJSON(buf []byte) ([]byte, error) {
 	e := jsonEncoder{b: buf, ok: true}
 	e.task(&r.Task)
 	e.intIf("wrapper_pid", int64(r.WrapperPID))
@@ -39,7 +39,7 @@ func (r *record) appendJSON(buf []byte) ([]byte, error) {
 	e.intIf("session", int64(r.Session))
 	e.boolIf("adopted", r.Adopted)
 	e.boolIf("await_scrollback", r.AwaitScrollback)
-	if r.TmuxServer != (record{}).TmuxServer {
+	if r.TmuxServer != (Record{}).TmuxServer {
 		e.str("tmux_server", r.TmuxServer.String())
 	}
 	e.strIf("end_marker", r.EndMarker)

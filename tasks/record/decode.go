@@ -1,4 +1,4 @@
-package tasks
+package record
 
 import (
 	"encoding/json"
@@ -9,33 +9,33 @@ import (
 	"github.com/qtask/qtask/tmux"
 )
 
-// unmarshalRecord decodes a record file. encoding/json was most of `ls`'s
+// Unmarshal decodes a record file. encoding/json was most of `ls`'s
 // CPU with a thousand records (reflection, a validating pre-scan, an
 // allocation per field), so the form save writes — compact, known keys,
 // strings without escapes — is read by decodeRecord; anything else goes to
 // encoding/json, whose result (or error) stays the reference.
-func unmarshalRecord(data []byte, r *record) error {
-	return unmarshalRecordText(data, string(data), r)
+func Unmarshal(data []byte, r *Record) error {
+	return UnmarshalWithText(data, string(data), r)
 }
 
-// unmarshalRecordText is unmarshalRecord for data whose copy as a string,
+// UnmarshalWithText is Unmarshal for data whose copy as a string,
 // text, the caller has already: the string fields of r slice it.
-func unmarshalRecordText(data []byte, text string, r *record) error {
+func UnmarshalWithText(data []byte, text string, r *Record) error {
 	if decodeRecord(data, text, r) {
 		return nil
 	}
-	*r = record{}
+	*r = Record{}
 	return json.Unmarshal(data, r)
 }
 
 // decodeRecord fills r from data (and text, its copy as a string, which the
 // string fields slice: one allocation per record, or per index, rather than
 // one per field) and reports true only if data is a compact
-// JSON object of record keys whose values it decodes exactly as
+// JSON object of Record keys whose values it decodes exactly as
 // encoding/json would (FuzzDecodeRecord holds it to that). It declines —
 // false, r in any state — on whitespace inside the object, escapes, unknown
 // or differently cased keys, non-integer numbers and anything invalid.
-func decodeRecord(data []byte, text string, r *record) bool {
+func decodeRecord(data []byte, text string, r *Record) bool {
 	d := recordDecoder{b: data, s: text}
 	if !d.next('{') {
 		return false
@@ -72,7 +72,7 @@ type recordDecoder struct {
 
 // field decodes the value of key into r, declining keys encoding/json
 // would match only case-insensitively or not at all.
-func (d *recordDecoder) field(key string, r *record) bool {
+func (d *recordDecoder) field(key string, r *Record) bool {
 	switch key {
 	case "id":
 		return d.string(&r.ID)
