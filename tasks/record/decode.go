@@ -11,7 +11,7 @@ import (
 
 // Unmarshal decodes a record file. encoding/json was most of `ls`'s
 // CPU with a thousand records (reflection, a validating pre-scan, an
-// allocation per field), so the form save writes — compact, known keys,
+// allocation per field), so the form the store writes — compact, known keys,
 // strings without escapes — is read by decodeRecord; anything else goes to
 // encoding/json, whose result (or error) stays the reference.
 func Unmarshal(data []byte, r *Record) error {

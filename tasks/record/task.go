@@ -25,7 +25,7 @@ type Kind string
 
 // KindShell is a command run by the configured shell; KindMonitor is one
 // whose output lines become event notifications for its scope (see
-// monitor.go).
+// package tasks, monitor.go).
 const (
 	KindShell   Kind = "shell"
 	KindMonitor Kind = "monitor"
@@ -164,7 +164,7 @@ type Record struct {
 	// CommandStart is the start time (/proc ticks) of the command the wrapper
 	// started, the leader of process group PID, and Session is the wrapper's
 	// session: with them qtask proves a group is still this task's before it
-	// signals it (proveGroup).
+	// signals it (tasks' proveGroup).
 	CommandStart uint64 `json:"command_start,omitempty"`
 	Session      int    `json:"session,omitempty"`
 	// Adopted marks a command a human started in an interactive shell and
