@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows, wake"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, keep_promoted_pane, keep_full_screen, keep_failed_pane, keep_raw_output, keep_finished, status_format, agent_windows, wake"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -151,6 +151,8 @@ func TestLoadValid(t *testing.T) {
 		{"on_timeout kill", `on_timeout = "kill"`, func(c *Config) { c.OnTimeout = OnTimeoutKill }},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
 		{"keep_full_screen", `keep_full_screen = true`, func(c *Config) { c.KeepFullScreen = true }},
+		{"keep_failed_pane", `keep_failed_pane = true`, func(c *Config) { c.KeepFailedPane = true }},
+		{"keep_raw_output", `keep_raw_output = true`, func(c *Config) { c.KeepRawOutput = true }},
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
 		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
 		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
@@ -174,6 +176,8 @@ func TestLoadValid(t *testing.T) {
 			`on_timeout = "kill"`,
 			`keep_promoted_pane = true`,
 			`keep_full_screen = true`,
+			`keep_failed_pane = true`,
+			`keep_raw_output = true`,
 			`keep_finished = 7`,
 			`status_format = "{running} running"`,
 			`agent_windows = "current"`,
@@ -188,6 +192,8 @@ func TestLoadValid(t *testing.T) {
 				OnTimeout:         OnTimeoutKill,
 				KeepPromotedPane:  true,
 				KeepFullScreen:    true,
+				KeepFailedPane:    true,
+				KeepRawOutput:     true,
 				KeepFinished:      7,
 				StatusFormat:      "{running} running",
 				AgentWindows:      AgentWindowsCurrent,
@@ -511,6 +517,8 @@ foreground_timeout = "2m"
 on_timeout = "background"
 keep_promoted_pane = false
 keep_full_screen = false
+keep_failed_pane = false
+keep_raw_output = false
 keep_finished = 200
 status_format = "⏵{running} ✗{failed}"
 agent_windows = "qtask"

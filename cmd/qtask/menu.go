@@ -65,7 +65,7 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
 		_, t, err := deps.ViewTask(ctx, opts.Task)
-		if err == nil && !t.Running() {
+		if err == nil && !t.Running() && !t.PaneKept {
 			err = &tasks.NotRunningError{Task: t}
 		}
 		if err == nil {

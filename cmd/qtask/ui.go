@@ -183,7 +183,7 @@ func (u *ui) key(ctx context.Context, k string, restore func()) bool {
 		id := u.selected
 		switch k {
 		case "\r":
-			if t := u.endedTask(id); t != nil {
+			if t := u.endedTask(id); t != nil && !t.PaneKept {
 				// attach would say so and the ui would close with its
 				// popup before the line could be read. Read afresh: the
 				// list on the screen may be a refresh old.
