@@ -81,6 +81,8 @@ type captureSink struct {
 	size func() (width, height int)
 	// display, if set, gets the raw bytes as they arrive (see Display).
 	display *displayOut
+	// raw, if set, keeps them (see rawCopy).
+	raw *rawCopy
 }
 
 // openSink opens the task's output file for capturing a pane of the given
@@ -95,6 +97,7 @@ func openSink(r *record, width, height int) (*captureSink, error) {
 		return nil, err
 	}
 	k := &captureSink{out: out, buf: make([]byte, captureChunk), marker: newMarkerScan(r.EndMarker)}
+	k.raw = openRawCopy(r, limit)
 	k.spool = newSpool(out, k.lose)
 	k.screen = render.New(k.spool, render.Options{Width: width, Height: height, Program: programName(r.Command), KeepLastScreen: r.KeepFullScreen})
 	return k, nil
@@ -200,6 +203,7 @@ func (k *captureSink) consume(p []byte) {
 	}
 	k.lastRead = time.Now()
 	k.display.write(p)
+	k.raw.write(p)
 	k.write(p)
 }
 
@@ -285,6 +289,7 @@ func (k *captureSink) note(text string) {
 // is still waiting then is lost.
 func (k *captureSink) close(lost string, drainUntil time.Time, blocked func(error)) error {
 	k.display.close()
+	k.raw.close()
 	k.screen.Close() // the tail becomes final lines, written over it
 	if lost != "" {
 		k.spool.Write([]byte("[qtask: " + lost + "]\n"))

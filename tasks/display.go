@@ -150,15 +150,54 @@ type displayOut struct {
 	size    int    // the FIFO's capacity
 	note    []byte // displaySkipped
 	skipped bool   // the last chunk was dropped, and the note written
+	raw     rawFilter
+}
+
+// rawFilter passes a pane's raw bytes on as another terminal may be shown
+// them (a foreground caller's, or whoever reads `logs --raw`): escapes and
+// colours included, qtask's own end marker and the program's questions to
+// its terminal left out.
+type rawFilter struct {
 	// The end marker the wrapper prints into the pane is qtask's own: it
-	// is kept off the caller's terminal. held is the start of what may be
-	// the marker, shown once it turns out not to be.
+	// is kept out. held is the start of what may be the marker, passed on
+	// once it turns out not to be.
 	marker    markerScan
 	held, buf []byte
 	// The program's questions to its terminal were answered by tmux; the
-	// caller's terminal must not answer them again (see queryFilter).
+	// terminal shown them must not answer them again (see queryFilter),
+	// into whatever reads its input.
 	queries queryFilter
 	shown   []byte
+}
+
+func newRawFilter(endMarker string) rawFilter {
+	return rawFilter{marker: newMarkerScan(endMarker)}
+}
+
+// pass returns what of p may be shown, in a buffer reused by the next call.
+func (f *rawFilter) pass(p []byte) []byte {
+	out := append(f.buf[:0], f.held...)
+	for len(p) > 0 {
+		n, found := f.marker.scan(p)
+		out = append(out, p[:n]...)
+		if found {
+			// out ends with the marker: ESC ] pattern, then BEL or ESC \.
+			end := len(f.marker.pat) + 1
+			if p[n-1] == '\\' {
+				end++
+			}
+			out = out[:max(0, len(out)-end)]
+		}
+		p = p[n:]
+	}
+	keep := 0
+	if !f.marker.done {
+		keep = f.marker.i
+	}
+	f.held = append(f.held[:0], out[len(out)-keep:]...)
+	f.buf = out
+	f.shown = f.queries.filter(f.shown[:0], out[:len(out)-keep])
+	return f.shown
 }
 
 // openDisplayOut opens the display FIFO at path for writing, without
@@ -180,7 +219,7 @@ func (s *Store) openDisplayOut(path string, r *record) *displayOut {
 		unix.Close(fd)
 		return nil
 	}
-	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), marker: newMarkerScan(r.EndMarker)}
+	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), raw: newRawFilter(r.EndMarker)}
 }
 
 // write passes the raw bytes p on to the caller, without the end marker
@@ -189,28 +228,7 @@ func (d *displayOut) write(p []byte) {
 	if d == nil || d.fd < 0 {
 		return
 	}
-	out := append(d.buf[:0], d.held...)
-	for len(p) > 0 {
-		n, found := d.marker.scan(p)
-		out = append(out, p[:n]...)
-		if found {
-			// out ends with the marker: ESC ] pattern, then BEL or ESC \.
-			end := len(d.marker.pat) + 1
-			if p[n-1] == '\\' {
-				end++
-			}
-			out = out[:max(0, len(out)-end)]
-		}
-		p = p[n:]
-	}
-	keep := 0
-	if !d.marker.done {
-		keep = d.marker.i
-	}
-	d.held = append(d.held[:0], out[len(out)-keep:]...)
-	d.buf = out
-	d.shown = d.queries.filter(d.shown[:0], out[:len(out)-keep])
-	d.send(d.shown)
+	d.send(d.raw.pass(p))
 }
 
 // send passes p on to the caller if it fits, else drops it and says so.

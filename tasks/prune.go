@@ -147,8 +147,11 @@ func endOf(t *Task) time.Time {
 // re-reading each record first: a task is removed only if it is still
 // finished. The record goes last, so a removal that fails half-way leaves
 // a task that the next prune finds and finishes, never a stray file. last
-// is the record of the last task removed.
+// is the record of the last task removed. The panes kept of failed tasks
+// removed are closed, once the lock is released (tmux may be slow).
 func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error) {
+	var kept []*record
+	defer func() { closeKeptPanes(kept) }()
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, nil, err
@@ -173,6 +176,9 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 		}
 		s.forgetCounts(t.ID)
 		removed, last = append(removed, &r.Task), r
+		if r.PaneKept {
+			kept = append(kept, r)
+		}
 	}
 	if len(removed) > 0 {
 		s.dropIndex()
@@ -212,21 +218,23 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 }
 
 // fileOwner names the task a state file belongs to, other than its
-// record: "ID.log", "ID.spec", "ID.pipe" (the FIFO an older qtask's
-// wrapper read its pane through, left by one that was killed), "ID.seed"
-// (the screen of an adopted pane its capture never read), ".ID.json.tmp…",
-// ".ID.log.rotate-…", and, outside the tasks directory (where ID.json is
-// the record), "ID.json" and a monitor's events, "ID-N.json".
+// record: "ID.log", "ID.raw" (the raw copy), "ID.events" (a monitor's
+// events log), "ID.spec", "ID.pipe" (the FIFO an older qtask's wrapper read
+// its pane through, left by one that was killed), "ID.seed" (the screen of
+// an adopted pane its capture never read), ".ID.json.tmp…",
+// ".ID.log.rotate-…" (and the other capped files' rotations), and, outside
+// the tasks directory (where ID.json is the record), "ID.json" and a
+// monitor's events, "ID-N.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
-		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
+		for _, mid := range []string{".json.tmp", ".log.rotate-", ".raw.rotate-", ".events.rotate-"} {
 			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
 				return eventOwner(id), true
 			}
 		}
 		return "", false
 	}
-	for _, ext := range []string{".log", ".spec", ".pipe", ".seed", ".json"} {
+	for _, ext := range []string{".log", ".raw", ".events", ".spec", ".pipe", ".seed", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
 			return eventOwner(id), true
 		}

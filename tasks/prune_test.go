@@ -64,6 +64,10 @@ func TestFileOwner(t *testing.T) {
 		{"0123abcd.pipe", "0123abcd", true},
 		{".0123abcd.json.tmp123456", "0123abcd", true},
 		{".0123abcd.log.rotate-ABCDEF", "0123abcd", true},
+		{"0123abcd.raw", "0123abcd", true},
+		{".0123abcd.raw.rotate-ABCDEF", "0123abcd", true},
+		{"0123abcd.events", "0123abcd", true},
+		{".0123abcd.events.rotate-ABCDEF", "0123abcd", true},
 		{"0123abcd.json", "", false}, // the record itself is removed last, on its own
 		{".log", "", false},
 		{"..json.tmp1", "", false},

@@ -50,6 +50,8 @@ type StartOptions struct {
 	Self           string        // path of the qtask binary, for the pane's argv
 	OutputMaxBytes int64         // cap of the output file
 	KeepFullScreen bool          // keep a full-screen program's last screen (config keep_full_screen)
+	KeepFailedPane bool          // leave a failed task's dead pane open (config keep_failed_pane)
+	KeepRawOutput  bool          // keep the pane's raw bytes too (config keep_raw_output)
 	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
 	StatusFormat   string        // the tmux status segment's format (config status_format)
 	// Monitor, when set, makes the task a monitor (see monitor.go).
@@ -255,6 +257,8 @@ func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, e
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 		KeepFullScreen: opts.KeepFullScreen,
+		KeepFailedPane: opts.KeepFailedPane,
+		KeepRawOutput:  opts.KeepRawOutput,
 		StatusFormat:   opts.StatusFormat,
 	}, nil
 }

@@ -386,13 +386,35 @@ func endNotifyTime(value string) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// EventNotifyOption is the tmux user option that, set to "on", shows each
+// event of a background monitor to the people watching the session that
+// started it, as an end is shown: `⚑ tail -F app.log: ERROR disk full`.
+// Off unless set: events can come once a second.
+const EventNotifyOption = "@qtask-notify-events"
+
 // tellClients tells the clients attached to the session a background task
 // was started from that it ended: `✓ npm test 12s`, `✗ make exit 2`. Only
 // those clients, never others; nothing for a foreground task (its caller
 // was watching), a stop (whoever stopped it knows) or a task started
 // outside tmux. Best effort: the task has ended whatever tmux says.
 func tellClients(r *record) {
-	if !r.Background || r.CallerPane == "" || r.Status == StatusCancelled {
+	if r.Status == StatusCancelled {
+		return
+	}
+	tellSession(r, EndNotifyOption, NotifyMessage, endMessage(r))
+}
+
+// tellEvent shows monitor r's event line to the clients of the session it
+// was started from, when EventNotifyOption is on.
+func tellEvent(r *record, line string) {
+	tellSession(r, EventNotifyOption, NotifyOff, "⚑ "+shortLabel(r.Label(), 30)+": "+shortLabel(line, 80))
+}
+
+// tellSession tells the clients attached to the session background task r
+// was started from text, as tmux option says (a message, a bell, or
+// nothing; fallback when it is unset).
+func tellSession(r *record, option, fallback, text string) {
+	if !r.Background || r.CallerPane == "" {
 		return
 	}
 	server, err := r.server()
@@ -401,7 +423,10 @@ func tellClients(r *record) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), statusPushTimeout)
 	defer cancel()
-	mode, err := server.GlobalOption(ctx, EndNotifyOption)
+	mode, err := server.GlobalOption(ctx, option)
+	if mode == "" {
+		mode = fallback
+	}
 	if err != nil || mode == NotifyOff {
 		return
 	}
@@ -422,7 +447,7 @@ func tellClients(r *record) {
 	}
 	shown, _ := server.GlobalOption(ctx, EndNotifyTimeOption)
 	for _, c := range clients {
-		server.MessageFor(ctx, c, endMessage(r), endNotifyTime(shown))
+		server.MessageFor(ctx, c, text, endNotifyTime(shown))
 	}
 }
 

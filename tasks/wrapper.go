@@ -297,7 +297,14 @@ func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptio
 	if o.status == StatusCompleted && o.reason == "" {
 		o.reason = ev.sourceEnd()
 	}
-	return s.settleEnd(r, opts.Out, o, time.Until(until))
+	if r.KeepFailedPane && o.status == StatusFailed && !paneClosed {
+		o.paneKept = keepPane(r, opts, o)
+	}
+	final := s.settleEnd(r, opts.Out, o, time.Until(until))
+	if o.paneKept && (final == nil || !final.PaneKept) {
+		releasePane(opts) // the end was another's (a stop, a monitor's own): not kept
+	}
+	return final
 }
 
 // awaitAck prints the end marker into an adopted pane and waits for its

@@ -274,7 +274,7 @@ func (u *ui) unviewable(id string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if !t.Running() {
+	if !t.Running() && !t.PaneKept {
 		return fmt.Sprintf("task %s is not running (%s): l reads its log", id, shortStatus(t))
 	}
 	opts := tasks.ShowOptions{Caller: u.deps.Caller(), InTmux: u.deps.tmuxServer(), Client: u.client}
