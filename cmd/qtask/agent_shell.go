@@ -58,13 +58,12 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 	if !ok {
 		return execShell("sh", opts.Script, deps.Environ)
 	}
-	if err := agent.CheckSleep(command, deps.agentName()); err != nil {
-		return err
-	}
 	run := &RunOptions{
 		Command: command, Script: opts.Script, Shell: route.ClaudeShell(opts.Script), Agent: true,
 		OnTimeout: config.OnTimeoutBackground, ToolTimeout: route.ClaudeToolTimeout(deps.Env.ClaudeBashTimeout),
 	}
+	// The mark is taken first, whatever comes next: it says whether the
+	// rules of a foreground call apply, and must not stay behind.
 	call, _ := route.TakeCall(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command)
 	if call.Timeout > 0 {
 		// The model's timeout for this call is Claude's tool timeout.
@@ -74,7 +73,10 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 		// Claude's own background run: Claude waits it out and tells the
 		// model when it ends, so qtask neither times it out nor tells.
 		never := time.Duration(0)
-		run.Timeout, run.ToolTimeout = &never, 0
+		run.Timeout, run.ToolTimeout, run.AgentBackground = &never, 0, true
+	} else if err := agent.CheckSleep(command, deps.agentName()); err != nil {
+		// A leading sleep holds only a foreground call's caller.
+		return err
 	}
 	cfg, store, t, err := startRun(ctx, deps, run)
 	if err != nil {

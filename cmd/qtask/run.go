@@ -34,6 +34,10 @@ type RunOptions struct {
 	// agent's tool, which the foreground timeout stays under.
 	Script, Shell string
 	ToolTimeout   time.Duration
+	// AgentBackground: the agent runs this routed call in its own
+	// background (Claude's run_in_background), so nobody waits on it in
+	// the foreground: no long-running note.
+	AgentBackground bool
 	// Ready, for a --bg run with --ready or --ready-port: return only once
 	// the task is ready, or say why it is not.
 	Ready *tasks.ReadyOptions
@@ -323,7 +327,7 @@ func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Durat
 		out.endLine()
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
-	if end.EndedByItself() {
+	if end.EndedByItself() && !opts.AgentBackground {
 		hintFor := agent.LongRunningHint
 		if opts.Agent {
 			hintFor = func(ran, timeout time.Duration, outputPath string) string {
