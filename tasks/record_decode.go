@@ -114,6 +114,8 @@ func (d *recordDecoder) field(key string, r *record) bool {
 		return d.int(&r.Events)
 	case "events_dropped":
 		return d.int(&r.EventsDropped)
+	case "caller_gone":
+		return d.bool(&r.CallerGone)
 	case "wrapper_pid":
 		return d.int(&r.WrapperPID)
 	case "wrapper_start":

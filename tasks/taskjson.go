@@ -94,6 +94,7 @@ func (e *jsonEncoder) task(t *Task) {
 	e.strIf("settling", t.Settling)
 	e.intIf("events", int64(t.Events))
 	e.intIf("events_dropped", int64(t.EventsDropped))
+	e.boolIf("caller_gone", t.CallerGone)
 }
 
 func (e *jsonEncoder) key(k string) {

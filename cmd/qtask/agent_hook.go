@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
@@ -87,6 +89,14 @@ no answer.`,
 }
 
 func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
+	if out, ok := deps.IO.Out.(*os.File); ok {
+		// A hook that waits (a hold, Claude's rewake waiter) outlives an
+		// agent killed outright: it must not take notifications that
+		// nobody will read.
+		var stop context.CancelFunc
+		ctx, stop = agent.UntilUnread(ctx, out)
+		defer stop()
+	}
 	data, err := io.ReadAll(io.LimitReader(deps.IO.In, maxHookInput))
 	if err != nil {
 		return hookWarning(deps, err)

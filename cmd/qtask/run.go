@@ -296,13 +296,17 @@ func foregroundLimit(cfg config.Config, opts *RunOptions) (time.Duration, string
 }
 
 // reportPromoted tells the caller the task went on in the background (by
-// the promote key or command, or at the timeout) and where to find it; the
-// run exits 125.
+// the promote key or command, at the timeout, or released as its agent
+// ended) and where to find it; the run exits 125.
 func reportPromoted(deps *Deps, out *lineTracker, res *tasks.AttendResult, timeout time.Duration, agentMode bool) error {
 	end := res.Task
 	id := displayValue(end.ID)
 	out.endLine()
-	if agentMode {
+	switch {
+	case agentMode && end.CallerGone:
+		fmt.Fprint(out, agent.LeftRunning(deps.agentName(), id, displayValue(end.OutputPath)))
+		return &ExitError{Code: exitPromoted}
+	case agentMode:
 		fmt.Fprint(out, agent.MovedToBackground(deps.agentName(), id, displayValue(end.OutputPath), timeout, res.TimedOut))
 		return &ExitError{Code: exitPromoted}
 	}
