@@ -113,7 +113,7 @@ func attendOutput(opts AttendOptions, fl *output.Follower, r *record, done bool)
 // background (the caller is released once the record says so), or stop it.
 func (s *Store) actOnTimeout(ctx context.Context, id string, opts AttendOptions) error {
 	if !opts.KillOnTimeout {
-		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session)
+		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session, false)
 		return err
 	}
 	stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}

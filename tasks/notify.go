@@ -125,14 +125,19 @@ func (s *Store) queueNotification(r *record) error {
 // A foreground task whose `qtask run` still waits on it is the exception:
 // that caller prints the end and passes the exit code on (to a person, or
 // as an agent's tool result), so a notification would tell it twice. If
-// the caller is gone, nobody has heard, and the notification is queued.
+// the caller is gone, nobody has heard, and the notification is queued,
+// saying so (CallerGone); so it is when the caller still waits but said
+// that whoever it reports to is gone (OutliveCaller).
 func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 	if !r.end(o) {
 		return false, nil
 	}
 	s.countEnd(r)
-	if !r.Background && r.WaiterPID != 0 && processAlive(r.WaiterPID) {
-		return true, nil
+	if !r.Background && r.WaiterPID != 0 && !r.CallerGone {
+		if processAlive(r.WaiterPID) {
+			return true, nil
+		}
+		r.CallerGone = true
 	}
 	return true, s.queueNotification(r)
 }

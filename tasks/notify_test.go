@@ -269,8 +269,9 @@ func TestPruneRemovesTheTasksNotifications(t *testing.T) {
 }
 
 // A foreground task's end goes to the `qtask run` waiting on it; only when
-// that caller is gone (or the task was sent to the background) is the
-// scope notified.
+// that caller is gone (or the task was sent to the background, or the
+// caller has nobody left to report to) is the scope notified, and the
+// notification says whether the task outlived its caller.
 func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 	s := newTestStore(t)
 	dead := exec.Command("true")
@@ -278,15 +279,23 @@ func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		id         string
-		waiter     int
-		background bool
-		notified   bool
+		id                   string
+		waiter               int
+		background           bool
+		then                 func(id string) error // before it ends
+		notified, callerGone bool
 	}{
-		{"abcd0001", os.Getpid(), false, false}, // attended: the caller prints it
-		{"abcd0002", os.Getpid(), true, true},   // promoted: the caller was released
-		{"abcd0003", dead.Process.Pid, false, true},
-		{"abcd0004", 0, false, true}, // started with --bg
+		{"abcd0001", os.Getpid(), false, nil, false, false}, // attended: the caller prints it
+		{"abcd0002", os.Getpid(), true, nil, true, false},   // promoted: the caller was released
+		{"abcd0003", dead.Process.Pid, false, nil, true, true},
+		{"abcd0004", 0, false, nil, true, false}, // started with --bg
+		// The caller waits, but its agent is gone.
+		{"abcd0005", os.Getpid(), false, s.OutliveCaller, true, true},
+		// The caller lets go as its agent ends.
+		{"abcd0006", os.Getpid(), false, func(id string) error {
+			_, err := s.Release(context.Background(), id, "qtask")
+			return err
+		}, true, true},
 	} {
 		saveRunningIn(t, s, c.id, "F", "")
 		r, err := s.load(c.id)
@@ -297,9 +306,25 @@ func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 		if err := s.save(r); err != nil {
 			t.Fatal(err)
 		}
+		if c.then != nil {
+			if err := c.then(c.id); err != nil {
+				t.Fatal(err)
+			}
+		}
 		settleOrFail(t, s, c.id, 0)
-		if got := consume(t, s, "F"); (len(got) == 1) != c.notified {
-			t.Errorf("task %s (waiter %d, background %v): notifications %q, want notified=%v", c.id, c.waiter, c.background, got, c.notified)
+		list, err := deliver(s, []string{"F"}, NotifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 {
+			if c.notified {
+				t.Errorf("task %s (waiter %d, background %v): %d notifications, want one", c.id, c.waiter, c.background, len(list))
+			}
+			continue
+		}
+		if !c.notified || list[0].Task.CallerGone != c.callerGone {
+			t.Errorf("task %s (waiter %d, background %v): notified, caller_gone %v; want notified=%v, caller_gone %v",
+				c.id, c.waiter, c.background, list[0].Task.CallerGone, c.notified, c.callerGone)
 		}
 	}
 }

@@ -116,6 +116,8 @@ func (d *recordDecoder) field(key string, r *record) bool {
 		return d.int(&r.EventsDropped)
 	case "pane_kept":
 		return d.bool(&r.PaneKept)
+	case "caller_gone":
+		return d.bool(&r.CallerGone)
 	case "wrapper_pid":
 		return d.int(&r.WrapperPID)
 	case "wrapper_start":

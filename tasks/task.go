@@ -85,6 +85,12 @@ type Task struct {
 	// it. The pane closes once someone has looked and left it, so it may
 	// be gone since; removing the task closes it too.
 	PaneKept bool `json:"pane_kept,omitempty"`
+	// CallerGone says that whoever waited on the task in the foreground
+	// to report its end (a `qtask run`, or a coding agent through its
+	// shell prefix) went away, or was left by its agent, while it ran:
+	// its end is told through its scope's queue instead, and the
+	// notification says that it kept running after its caller ended.
+	CallerGone bool `json:"caller_gone,omitempty"`
 }
 
 // Running reports whether the task has not reached a terminal status.

@@ -97,6 +97,7 @@ func (e *jsonEncoder) task(t *Task) {
 	e.intIf("events", int64(t.Events))
 	e.intIf("events_dropped", int64(t.EventsDropped))
 	e.boolIf("pane_kept", t.PaneKept)
+	e.boolIf("caller_gone", t.CallerGone)
 }
 
 func (e *jsonEncoder) key(k string) {

@@ -155,8 +155,8 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 }
 
 // merge puts want in event's list as qtask's entries for a, in a group of
-// their own (with matcher, when not empty), unless they are there already;
-// it reports whether it changed anything.
+// their own (with matcher, when not empty), unless they are there already
+// under that matcher; it reports whether it changed anything.
 func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*object) (bool, error) {
 	groups, err := groupsOf(hooksObj, event)
 	if err != nil {
@@ -167,7 +167,7 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*obje
 	for i, w := range want {
 		list[i] = w
 	}
-	if len(ours) == len(want) && bytes.Equal(encode(ours), encode(list)) {
+	if len(ours) == len(want) && bytes.Equal(encode(ours), encode(list)) && matcherOf(groups, a) == matcher {
 		return false, nil
 	}
 	groups, _ = withoutOurs(groups, a)
@@ -181,8 +181,10 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*obje
 }
 
 // AddRoute returns settings with the agent's routing hook merged in (see
-// hooks.Agent.Route), for its shell tool only; settings of an agent
-// without one, or that have it already, come back unchanged.
+// hooks.Agent.Route), for its shell tool and the tool that stops its
+// background calls only (an older install's, for the shell tool alone,
+// is replaced); settings of an agent without one, or that have it
+// already, come back unchanged.
 func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
 	return addToolHook(a, a.RouteEvent(), settings, command)
 }
@@ -205,7 +207,7 @@ func addToolHook(a hooks.Agent, ev string, settings []byte, command string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	changed, err := merge(hooksObj, a, ev, a.ShellTool, entry(a, ev, command, 0, markIn(hooksObj, a)))
+	changed, err := merge(hooksObj, a, ev, a.RouteMatcher(), entry(a, ev, command, 0, markIn(hooksObj, a)))
 	if err != nil || !changed {
 		return settings, err
 	}
@@ -430,6 +432,21 @@ func firstWord(s string) (word, rest string) {
 		}
 	}
 	return b.String(), ""
+}
+
+// matcherOf is the matcher of the first group among groups that holds a
+// qtask entry for a ("" for none, or a group without one).
+func matcherOf(groups []any, a hooks.Agent) string {
+	for _, g := range groups {
+		for _, h := range hookList(g) {
+			if isOurs(h, a) {
+				v, _ := g.(*object).get("matcher")
+				m, _ := v.(string)
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 // oursIn lists qtask's entries for a among groups.
