@@ -75,11 +75,11 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
 	e.line("one")
 	settleOrFail(t, s, "abcd0001", 0)
-	assertOnlyEntries(t, s.scopeDir("A"), "abcd0001-1.json", "abcd0001.json")
+	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0001-1.json", "abcd0001.json")
 	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
-	assertOnlyEntries(t, s.scopeDir("A"))
+	assertOnlyEntries(t, s.queue.ScopeDir("A"))
 }
 
 // A long line reaches its event cut at monitor.LineMax characters with
