@@ -295,11 +295,7 @@ func (e *events) emit(line string) {
 // unreadEvents counts r's events that wait unread in its scope's queue,
 // for a caller holding the state lock (readers consume under it).
 func (s *Store) unreadEvents(r *record) int {
-	names, _ := namesIn(s.scopeDir(r.Scope), func(name string) bool {
-		id, isEvent := entryID(name)
-		return isEvent && id == r.ID
-	})
-	return len(names)
+	return s.queue.UnreadEvents(r.Scope, r.ID)
 }
 
 // countDropped writes the lines dropped since the record last counted

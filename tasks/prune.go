@@ -9,8 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // PruneOptions chooses the finished tasks Prune removes. All and OlderThan
@@ -75,37 +76,14 @@ const abandonedPipeAge = time.Minute
 // sweepAbandonedPipes removes the FIFOs nobody reads any more, which no
 // task owns: display pipes of a `qtask run` that died before its task's
 // wrapper took the pipe (the wrapper removes its name when it does), and
-// doorbells of inbox waiters that were killed (ringing a scope removes
-// those too, but a scope may never be rung again). A live caller or
-// waiter holds its FIFO open, so it has a reader and is left alone.
+// doorbells of inbox waiters that were killed (notify.Queue.SweepDoorbells).
+// A live caller or waiter holds its FIFO open, so it has a reader and is
+// left alone.
 func (s *Store) sweepAbandonedPipes(now time.Time) {
-	dirs := []string{s.tasksDir()}
-	if scopes, err := os.ReadDir(s.notifyDir()); err == nil {
-		for _, e := range scopes {
-			if e.IsDir() {
-				// The scope's own directory too: qtask before 2026-11-26
-				// kept doorbells there, and a waiter killed then left one.
-				scope := filepath.Join(s.notifyDir(), e.Name())
-				dirs = append(dirs, scope, waitersDir(scope))
-			}
-		}
-	}
-	for _, dir := range dirs {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := e.Name()
-			ours := strings.HasPrefix(name, doorbellPrefix) || strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
-			if !ours || e.Type() != fs.ModeNamedPipe {
-				continue
-			}
-			if info, err := e.Info(); err != nil || now.Sub(info.ModTime()) < abandonedPipeAge {
-				continue
-			}
-			if fd, ok := openReadFIFO(filepath.Join(dir, name)); ok {
-				syscall.Close(fd)
-			}
-		}
-	}
+	statefs.SweepFIFOs([]string{s.tasksDir()}, func(name string) bool {
+		return strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
+	}, now, abandonedPipeAge)
+	s.queue.SweepDoorbells(now, abandonedPipeAge)
 }
 
 // choosePrunable picks from list the finished tasks opts selects, oldest
@@ -193,16 +171,11 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 // from what a record says.
 func (s *Store) filesByTask() (map[string][]string, error) {
 	owned := make(map[string][]string)
-	scopes, err := os.ReadDir(s.notifyDir())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list %s: %w", s.notifyDir(), err)
+	scopes, err := s.queue.Dirs()
+	if err != nil {
+		return nil, err
 	}
-	dirs := []string{s.tasksDir(), s.outputDir()}
-	for _, e := range scopes {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(s.notifyDir(), e.Name()))
-		}
-	}
+	dirs := append([]string{s.tasksDir(), s.outputDir()}, scopes...)
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

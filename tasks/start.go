@@ -206,7 +206,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 		return w, saving, nil
 	}
 	if saving != nil {
-		saving.abandon()
+		saving.Abandon()
 	}
 	if w.err == nil {
 		// Its wrapper waits for a record that will never come.
