@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/capture"
 )
 
 // PruneOptions chooses the finished tasks Prune removes. All and OlderThan
@@ -94,7 +96,7 @@ func (s *Store) sweepAbandonedPipes(now time.Time) {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			name := e.Name()
-			ours := strings.HasPrefix(name, doorbellPrefix) || strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
+			ours := strings.HasPrefix(name, doorbellPrefix) || capture.IsDisplayName(name)
 			if !ours || e.Type() != fs.ModeNamedPipe {
 				continue
 			}
