@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/statefs"
 )
 
@@ -80,9 +81,7 @@ const abandonedPipeAge = time.Minute
 // A live caller or waiter holds its FIFO open, so it has a reader and is
 // left alone.
 func (s *Store) sweepAbandonedPipes(now time.Time) {
-	statefs.SweepFIFOs([]string{s.tasksDir()}, func(name string) bool {
-		return strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
-	}, now, abandonedPipeAge)
+	statefs.SweepFIFOs([]string{s.tasksDir()}, capture.IsDisplayName, now, abandonedPipeAge)
 	s.queue.SweepDoorbells(now, abandonedPipeAge)
 }
 

@@ -273,9 +273,9 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		}
 		return path
 	}
-	deadDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000dead"+displaySuffix), old)
-	liveDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"00001ive"+displaySuffix), old)
-	newDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000fresh"+displaySuffix), time.Now())
+	deadDisplay := fifo(filepath.Join(s.tasksDir(), "display-0000dead.fifo"), old)
+	liveDisplay := fifo(filepath.Join(s.tasksDir(), "display-00001ive.fifo"), old)
+	newDisplay := fifo(filepath.Join(s.tasksDir(), "display-0000fresh.fifo"), time.Now())
 	deadBell := fifo(filepath.Join(scope, ".waiter-"+"4242-0a0b"), old)
 	oldLayoutBell := fifo(filepath.Join(s.queue.ScopeDir("claude:abc"), ".waiter-"+"4141-0e0f"), old)
 	liveBell := fifo(filepath.Join(scope, ".waiter-"+"4343-0c0d"), old)

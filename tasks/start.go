@@ -320,7 +320,7 @@ func wrapperProgram(self string) string {
 // wrapperGOMAXPROCS starts the wrapper, one per running task, on one P:
 // every further P costs memory of its own (measured with bench/memory.sh:
 // about 0.35 MB of the wrapper's 1.4 MB private memory), and most tasks
-// print little. A task that prints a lot gets the CPUs back (captureBusy).
+// print little. A task that prints a lot gets the CPUs back (capture.Pane).
 // It must be set before the runtime starts, hence in the pane's
 // environment; the command itself gets the caller's environment (see
 // taskEnv), not the pane's.

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tmux"
 )
@@ -38,14 +39,14 @@ type ExecOptions struct {
 const captureAckTimeout = 5 * time.Second
 
 // Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
-// the capture (paneCapture: the pane's output comes back to this process
+// the capture (capture.Pane: the pane's output comes back to this process
 // through the pane's pipe) before the command can print a byte, runs the command in its
 // own process group in the terminal's foreground (so Ctrl+C in the pane
 // reaches it, and `stop` can signal the whole group), forwards signals, and
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
 // It returns the wrapper's own exit status.
 func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
-	r, sp, capture, ok := s.prepareExec(opts)
+	r, sp, pc, ok := s.prepareExec(opts)
 	if !ok {
 		return 1
 	}
@@ -61,7 +62,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	pid, err := startCommand(sp, opts)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
-		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
 	// Now in the background of our own terminal: writing the end marker
@@ -74,7 +75,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		killLeftovers(r, 0)
 		waitCommand(pid)
-		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
+		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
 	// The status segment counts it once it has run for startPushDelay:
@@ -91,7 +92,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
 
 	o, ok := s.awaitCommand(pid, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
-	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
+	final := s.finishExec(r, pc, ev, opts, paneClosed.Load(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1
 	}
@@ -102,7 +103,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 // record, the spec (deleted as it is read) and the pane's capture. A failure
 // is printed in the pane and, once the task's record exists, settles the
 // task, so that no caller waits on a command that never ran.
-func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, bool) {
+func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bool) {
 	// `qtask run` writes the spec while tmux opens this window and the
 	// record once tmux has answered: the record comes last.
 	r, err := s.awaitRecord(opts.ID)
@@ -127,13 +128,16 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r), captureModeOf(sp.Env))
+	pc, err := capture.Start(s.outputFile(r), capture.PaneOptions{
+		Server: s.panes(opts.Server), Pane: opts.Pane, TTY: opts.Out,
+		Display: sp.Display, DisplayDir: s.tasksDir(), Mode: capture.ModeOf(sp.Env), Alive: processRuns,
+	})
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	return r, sp, capture, true
+	return r, sp, pc, true
 }
 
 // startCommand starts the spec's command as the pane runs it: under the
@@ -290,9 +294,9 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 // settles the task. The order is the point: whoever sees the task end can
 // read its last line, and has had its last event.
 // Writing the last output and the settle share one settleRetryMax.
-func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
+func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
 	until := time.Now().Add(settleRetryMax)
-	o.outputLoss = c.finish(paneClosed, until, announceSettling)
+	o.outputLoss = c.Finish(paneClosed, until, announceSettling)
 	ev.finish()
 	if o.status == StatusCompleted && o.reason == "" {
 		o.reason = ev.sourceEnd()

@@ -14,6 +14,7 @@ import (
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capture"
 )
 
 // RunOptions are the parsed flags and arguments of `qtask run`.
@@ -43,7 +44,7 @@ type RunOptions struct {
 	Ready *tasks.ReadyOptions
 	// display is set by startRun for a foreground run on a terminal: the
 	// pane's raw bytes, colours and all, stream here instead of clean text.
-	display *tasks.Display
+	display *capture.Display
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.

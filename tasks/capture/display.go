@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,17 +54,19 @@ type Display struct {
 	err  error // of writing out, set by the copier before done
 }
 
-// NewDisplay makes a display FIFO in the state directory and opens it;
-// StartOptions.Display names it to the task. The caller holds it read and
-// write, so its reads wait for bytes instead of seeing an end before the
-// capture opens its end.
-func (s *Store) NewDisplay() (*Display, error) {
-	name, err := newID()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(s.tasksDir(), displayPrefix+name+displaySuffix)
-	if err := unix.Mkfifo(path, fileMode); err != nil {
+// IsDisplayName reports whether name is that of a display FIFO, for the
+// prune of those whose caller was killed before it removed its own.
+func IsDisplayName(name string) bool {
+	return strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
+}
+
+// NewDisplay makes a display FIFO named name in dir, the store's tasks
+// directory, and opens it; tasks.StartOptions.Display names it to the task. The
+// caller holds it read and write, so its reads wait for bytes instead of
+// seeing an end before the capture opens its end.
+func NewDisplay(dir, name string) (*Display, error) {
+	path := filepath.Join(dir, displayPrefix+name+displaySuffix)
+	if err := unix.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("create display pipe: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
@@ -90,8 +93,9 @@ func (d *Display) Close() error {
 	return d.f.Close()
 }
 
-// copyTo copies the raw stream to out until stop.
-func (d *Display) copyTo(out io.Writer) {
+// CopyTo copies the raw stream to out, on a goroutine of its own, until
+// Stop.
+func (d *Display) CopyTo(out io.Writer) {
 	d.done = make(chan struct{})
 	go func() {
 		defer close(d.done)
@@ -111,10 +115,10 @@ func (d *Display) copyTo(out io.Writer) {
 	}()
 }
 
-// stop ends the copy and writes out what is left in the FIFO: everything
+// Stop ends the copy and writes out what is left in the FIFO: everything
 // the capture passed on before the caller looked at the task's record.
 // cut says the command runs on: the terminal's settings are restored.
-func (d *Display) stop(out io.Writer, cut bool) error {
+func (d *Display) Stop(out io.Writer, cut bool) error {
 	d.f.SetReadDeadline(time.Now())
 	<-d.done
 	if d.err != nil {
@@ -203,9 +207,9 @@ func (f *rawFilter) pass(p []byte) []byte {
 // openDisplayOut opens the display FIFO at path for writing, without
 // waiting, and removes its name: nothing else opens it. It returns nil if
 // there is no display, its caller is already gone (ENXIO), or path is not
-// one of the state directory's display FIFOs.
-func (s *Store) openDisplayOut(path string, r *record) *displayOut {
-	if path == "" || filepath.Dir(path) != s.tasksDir() {
+// in dir, the store's tasks directory.
+func openDisplayOut(dir, path string, f File) *displayOut {
+	if path == "" || filepath.Dir(path) != dir {
 		return nil
 	}
 	defer os.Remove(path)
@@ -219,7 +223,7 @@ func (s *Store) openDisplayOut(path string, r *record) *displayOut {
 		unix.Close(fd)
 		return nil
 	}
-	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), raw: newRawFilter(r.EndMarker)}
+	return &displayOut{fd: fd, size: size, note: displaySkipped(f.ID), raw: newRawFilter(f.EndMarker)}
 }
 
 // write passes the raw bytes p on to the caller, without the end marker
