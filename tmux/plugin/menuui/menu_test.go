@@ -221,7 +221,9 @@ func TestFrameSaysHowManyMore(t *testing.T) {
 	if more := fmt.Sprintf("  ↑ 1 more  ↓ %d more", len(rows)-shown-1); !slices.Contains(lines, more) {
 		t.Fatalf("after %d downs, no line %q:\n%s", shown, more, strings.Join(lines, "\n"))
 	}
-	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "> ") && strings.Contains(l, fmt.Sprintf("many-%02d", shown)) }) {
+	if !slices.ContainsFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "> ") && strings.Contains(l, fmt.Sprintf("many-%02d", shown))
+	}) {
 		t.Fatalf("the cursor is not on many-%02d:\n%s", shown, strings.Join(lines, "\n"))
 	}
 }
