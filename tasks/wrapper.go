@@ -88,11 +88,15 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	announce := time.AfterFunc(startPushDelay, func() { s.announceStart(r) })
 	ev := s.startEvents(r, sp.Monitor, sp.StopGrace)
 
-	var paneClosed atomic.Bool
-	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
+	var hup atomic.Bool
+	go forwardSignals(sigs, r, sp.StopGrace, &hup)
+	// The SIGHUP reaches forwardSignals through a channel, and a command
+	// that ends by itself on its terminal's error (tee) may be waited for
+	// before it is handled; the terminal itself already says it hung up.
+	paneClosed := func() bool { return hup.Load() || hungUp(opts.TTY) }
 
-	o, ok := s.awaitCommand(pid, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
-	final := s.finishExec(r, pc, ev, opts, paneClosed.Load(), o)
+	o, ok := s.awaitCommand(pid, r, sp.StopGrace, paneClosed, func() { announce.Stop() })
+	final := s.finishExec(r, pc, ev, opts, paneClosed(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1
 	}
@@ -219,7 +223,7 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 // reports false if the exit status could not be read at all. exited runs
 // as soon as the command has exited, before what it left in its group is
 // waited out.
-func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed *atomic.Bool, exited func()) (outcome, bool) {
+func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed func() bool, exited func()) (outcome, bool) {
 	ws, err := waitCommand(pid)
 	exited()
 	if err != nil {
@@ -234,7 +238,7 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 
 	if stopped {
 		o = cur.stopOutcome(o)
-	} else if paneClosed.Load() {
+	} else if paneClosed() {
 		o.status, o.reason = paneClosedOutcome(r.TmuxServer)
 	}
 	return o, true
@@ -542,6 +546,23 @@ func taskEnv(callerEnv []string, opts ExecOptions) []string {
 		env = append(env, "TERM="+term)
 	}
 	return append(env, "TMUX_PANE="+string(opts.Pane), "QTASK_TASK_ID="+opts.ID)
+}
+
+// hungUp reports whether terminal f has hung up: its pane is gone (tmux
+// closed the pane's pty, killing the pane or dying). Linux marks the
+// terminal as the pty's other side closes, before it sends the SIGHUP or
+// fails a write to it, so the wrapper of a command that ended on that
+// failure finds it marked.
+func hungUp(f *os.File) bool {
+	// A hung-up terminal answers no termios ioctl (isTerminal), but stays
+	// a character device; a pipe's POLLHUP would mean something else.
+	var st unix.Stat_t
+	if f == nil || unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd())}} // POLLHUP is reported unasked
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
 }
 
 func isTerminal(f *os.File) bool {
