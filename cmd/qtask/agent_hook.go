@@ -110,6 +110,9 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if opts.Rewake == 0 && opts.Agent.Classify(event) == hooks.Ignored {
 		return nil // not even the state dir is opened
 	}
+	if opts.Rewake > 0 && !hooks.ClaudeOutlivesTurn(deps.Env.ClaudeEntrypoint, deps.Env.ClaudePID) {
+		return nil // a plain headless run: no one to wake, and Claude would wait for the waiter
+	}
 	store, err := deps.Store(ctx)
 	if err != nil {
 		return hookWarning(deps, err)
