@@ -96,8 +96,16 @@ func truncatedAttr(cut, always bool) string {
 	return ""
 }
 
+// outlived is what the summary adds for a task that outlived its caller
+// (tasks.Task.CallerGone): the agent that started it may have been told by
+// its own tool that the command was stopped or did not finish (Claude
+// Code, resumed after it was killed: "didn't finish before the previous
+// session ended"), and must believe this end instead.
+const outlived = " It kept running after the session that started it ended, and this is how it ended: " +
+	"it was not stopped with that session, whatever an earlier message said."
+
 // summary is the one sentence a person would say about the end, or the
-// event.
+// event (and, for a task that outlived its caller, one more saying so).
 func summary(n *tasks.Notification) string {
 	t := &n.Task
 	label, cut := cutRunes(t.Label(), labelMax-1)
@@ -118,7 +126,11 @@ func summary(n *tasks.Notification) string {
 	case t.Kind == tasks.KindMonitor && t.Error != "":
 		verb = "completed: " + t.Error + "."
 	}
-	return clean(fmt.Sprintf("%s %q %s", what, label, verb), false)
+	s := fmt.Sprintf("%s %q %s", what, label, verb)
+	if t.CallerGone && n.Event == nil {
+		s += outlived
+	}
+	return clean(s, false)
 }
 
 // cutRunes keeps the first max characters of s, reporting whether it cut.

@@ -89,6 +89,12 @@ FAIL 2
 	if gone.Summary != `Shell command "sleep 9" was cancelled.` || gone.ExitCode != nil {
 		t.Errorf("cancelled task without an exit code: summary %q, exit-code %v", gone.Summary, gone.ExitCode)
 	}
+	// A task that outlived its caller says so, after the end.
+	n := notification("make test", "", tasks.StatusCompleted, &zero, "")
+	n.Task.CallerGone = true
+	if p := parseEnvelope(t, Envelope(n)); p.Summary != `Shell command "make test" completed.`+outlived {
+		t.Errorf("a task that outlived its caller: summary %q", p.Summary)
+	}
 }
 
 func TestEnvelopeMakesHostileOutputInert(t *testing.T) {

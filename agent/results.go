@@ -31,6 +31,15 @@ func MovedToBackground(qtask, id, outputPath string, timeout time.Duration, time
 	return fmt.Sprintf("Not finished yet: %s as task %s, and it keeps running.\n", why, id) + howTo(qtask, id, outputPath)
 }
 
+// LeftRunning is what a routed call's prefix writes as the agent ends
+// while the call runs (Claude stops its shell commands as it exits): the
+// task is left to run, and this is the last its output file says of it
+// (the agent is gone; a person or a resumed agent may read the file).
+func LeftRunning(qtask, id, outputPath string) string {
+	return fmt.Sprintf("[qtask] The agent ended while this command ran: task %s keeps running, and its end will be told "+
+		"to this session (when it is resumed) with a <task-notification>.\n", id) + howTo(qtask, id, outputPath)
+}
+
 // StoppedFromOutside is the note that goes with the exit code of a
 // foreground command that `qtask stop` ended (a person, from the menu or a
 // shell, or another process): without it, the agent reads the stop's

@@ -69,6 +69,17 @@ type Config struct {
 	// after the note that stands for its output. TOML key
 	// "keep_full_screen". Default false.
 	KeepFullScreen bool
+	// KeepFailedPane says whether the pane of a task that failed stays
+	// open, dead, with its colours and scrollback, for a person to look
+	// at: it closes once they have looked and left it (qtask attach, the
+	// menu), or when the task is removed (qtask rm, pruning). TOML key
+	// "keep_failed_pane". Default false.
+	KeepFailedPane bool
+	// KeepRawOutput says whether the capture also keeps the bytes the
+	// pane received, escapes included, for `qtask logs --raw`: a second
+	// file per task, capped at OutputMaxBytes. TOML key
+	// "keep_raw_output". Default false.
+	KeepRawOutput bool
 	// KeepFinished is how many finished tasks (the newest, with their
 	// output files) qtask keeps; older ones are pruned when a task starts.
 	// TOML key "keep_finished", an integer. Default 200; 0 keeps every
@@ -366,6 +377,16 @@ var settings = []setting{
 		name:   "keep_full_screen",
 		decode: func(c *Config, v any) string { return decodeBool(&c.KeepFullScreen, v) },
 		encode: func(c Config) any { return c.KeepFullScreen },
+	},
+	{
+		name:   "keep_failed_pane",
+		decode: func(c *Config, v any) string { return decodeBool(&c.KeepFailedPane, v) },
+		encode: func(c Config) any { return c.KeepFailedPane },
+	},
+	{
+		name:   "keep_raw_output",
+		decode: func(c *Config, v any) string { return decodeBool(&c.KeepRawOutput, v) },
+		encode: func(c Config) any { return c.KeepRawOutput },
 	},
 	{
 		name: "keep_finished",

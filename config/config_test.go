@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, long_run_note, keep_promoted_pane, keep_full_screen, keep_finished, status_format, agent_windows, wake"
+const validKeyList = "shell, session, stop_grace, output_max_bytes, foreground_timeout, on_timeout, long_run_note, keep_promoted_pane, keep_full_screen, keep_failed_pane, keep_raw_output, keep_finished, status_format, agent_windows, wake"
 
 // writeConfig writes content to a fresh config file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -155,6 +155,8 @@ func TestLoadValid(t *testing.T) {
 		{"long_run_note agent", `long_run_note = "agent"`, func(*Config) {}},
 		{"keep_promoted_pane", `keep_promoted_pane = true`, func(c *Config) { c.KeepPromotedPane = true }},
 		{"keep_full_screen", `keep_full_screen = true`, func(c *Config) { c.KeepFullScreen = true }},
+		{"keep_failed_pane", `keep_failed_pane = true`, func(c *Config) { c.KeepFailedPane = true }},
+		{"keep_raw_output", `keep_raw_output = true`, func(c *Config) { c.KeepRawOutput = true }},
 		{"keep_finished", `keep_finished = 50`, func(c *Config) { c.KeepFinished = 50 }},
 		{"keep_finished zero keeps all", `keep_finished = 0`, func(c *Config) { c.KeepFinished = 0 }},
 		{"status_format", `status_format = "#[fg=red]{failed} failed"`, func(c *Config) { c.StatusFormat = "#[fg=red]{failed} failed" }},
@@ -179,6 +181,8 @@ func TestLoadValid(t *testing.T) {
 			`long_run_note = "off"`,
 			`keep_promoted_pane = true`,
 			`keep_full_screen = true`,
+			`keep_failed_pane = true`,
+			`keep_raw_output = true`,
 			`keep_finished = 7`,
 			`status_format = "{running} running"`,
 			`agent_windows = "current"`,
@@ -194,6 +198,8 @@ func TestLoadValid(t *testing.T) {
 				LongRunNote:       LongRunNoteOff,
 				KeepPromotedPane:  true,
 				KeepFullScreen:    true,
+				KeepFailedPane:    true,
+				KeepRawOutput:     true,
 				KeepFinished:      7,
 				StatusFormat:      "{running} running",
 				AgentWindows:      AgentWindowsCurrent,
@@ -523,6 +529,8 @@ on_timeout = "background"
 long_run_note = "agent"
 keep_promoted_pane = false
 keep_full_screen = false
+keep_failed_pane = false
+keep_raw_output = false
 keep_finished = 200
 status_format = "⏵{running} ✗{failed}"
 agent_windows = "qtask"

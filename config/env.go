@@ -91,6 +91,11 @@ type Env struct {
 	// $CLAUDE_CODE_SESSION_ID, as Claude Code sets them for its commands
 	// and hooks; empty if unset.
 	ClaudeShellPrefix, ClaudeSessionID string
+	// ClaudeEntrypoint is $CLAUDE_CODE_ENTRYPOINT and ClaudePID
+	// $CLAUDE_PID, as Claude Code 2.1.330 sets them for its hooks
+	// (measured: "cli" in its TUI, "sdk-cli" under -p; the pid of Claude
+	// itself); empty if unset.
+	ClaudeEntrypoint, ClaudePID string
 	// QwenSessionID is $QWEN_CODE_SESSION_ID, as qwen-code sets it for
 	// its shell commands and hooks; empty if unset.
 	QwenSessionID string
@@ -144,6 +149,7 @@ func EnvFrom(getenv func(string) string) (Env, error) {
 	e.ClaudeBashTimeout = getenv("BASH_DEFAULT_TIMEOUT_MS")
 	e.ClaudeBashMaxTimeout = getenv("BASH_MAX_TIMEOUT_MS")
 	e.ClaudeShellPrefix, e.ClaudeSessionID = getenv("CLAUDE_CODE_SHELL_PREFIX"), getenv("CLAUDE_CODE_SESSION_ID")
+	e.ClaudeEntrypoint, e.ClaudePID = getenv("CLAUDE_CODE_ENTRYPOINT"), getenv("CLAUDE_PID")
 	e.QwenSessionID = getenv("QWEN_CODE_SESSION_ID")
 
 	var err error

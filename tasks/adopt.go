@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -173,7 +174,7 @@ func (s *Store) writeAdoptedStart(r *record, snap tmux.PaneSnapshot, outputStart
 	if outputStart != nil {
 		start = outputStart(append(slices.Clip(snap.History), snap.Screen...))
 	}
-	final, seed := splitSnapshot(snap, start)
+	final, seed := capture.SplitSnapshot(snap, start)
 	werr := appendFile(r.OutputPath, final)
 	if werr == nil {
 		werr = s.writeSeed(r.ID, seed)

@@ -2,16 +2,12 @@ package tasks
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/qtask/qtask/tasks/notify"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -32,37 +28,11 @@ import (
 // delivers it.
 
 // AgentPresence is what an agent's hooks last said about it.
-type AgentPresence struct {
-	// Idle: the agent's last event ended its turn; it waits for a prompt.
-	Idle bool `json:"idle"`
-	// Pane is the agent's tmux pane and Server its tmux server (as
-	// tmux.Server.String writes it).
-	Pane   string `json:"pane"`
-	Server string `json:"server"`
-	// EmptyInput is what the agent's TUI draws after the cursor in its
-	// input box when the box is empty (its placeholder): a line is typed
-	// only into a pane whose cursor row shows it. "" when the hooks know
-	// no such sign: nothing is typed.
-	EmptyInput string `json:"empty_input,omitempty"`
-}
-
-func (s *Store) presencePath(scope string) string {
-	sum := sha256.Sum256([]byte(scope))
-	return filepath.Join(s.dir, "agents", hex.EncodeToString(sum[:16])+".json")
-}
+type AgentPresence = notify.Presence
 
 // NoteAgent records p for each of scopes, for the wake of a later settle.
 func (s *Store) NoteAgent(scopes []string, p AgentPresence) error {
-	if err := mkdirPrivate(filepath.Join(s.dir, "agents")); err != nil {
-		return err
-	}
-	data, _ := json.Marshal(p) // plain fields: cannot fail
-	for _, scope := range scopes {
-		if err := writeFileAtomic(s.presencePath(scope), data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.queue.NoteAgent(scopes, p)
 }
 
 // TakeBackIdle takes back, for each of scopes, the idle presence the
@@ -71,33 +41,7 @@ func (s *Store) NoteAgent(scopes []string, p AgentPresence) error {
 // false if a settle took one first: that settle is typing its wake line,
 // and the prompt it types will carry what is queued.
 func (s *Store) TakeBackIdle(scopes []string) bool {
-	for _, scope := range scopes {
-		if _, ok := s.claimIdleAgent(scope); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// claimIdleAgent takes scope's presence when it says the agent is idle in a
-// known pane, and records it busy, so that of two tasks ending together
-// only one types. The claim is a rename: one claimant wins.
-func (s *Store) claimIdleAgent(scope string) (AgentPresence, bool) {
-	path := s.presencePath(scope)
-	var p AgentPresence
-	data, err := readOwnFile(path)
-	if err != nil || json.Unmarshal(data, &p) != nil || !p.Idle || p.Pane == "" {
-		return AgentPresence{}, false
-	}
-	claim := path + ".waking-" + strconv.Itoa(os.Getpid())
-	if os.Rename(path, claim) != nil {
-		return AgentPresence{}, false // another settle took it
-	}
-	defer os.Remove(claim)
-	busy := p
-	busy.Idle = false
-	s.NoteAgent([]string{scope}, busy)
-	return p, true
+	return s.queue.TakeBackIdle(scopes)
 }
 
 // wakeTimeout bounds the wake: a few tmux calls, and waiting for the
@@ -107,7 +51,7 @@ const wakeTimeout = 10 * time.Second
 // wakeAgent types the wake line for r's end into the pane of r's scope's
 // agent: see wakeFor.
 func (s *Store) wakeAgent(r *record) {
-	s.wakeFor(r, r.ID+".json", WakeLine(&r.Task))
+	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope}, WakeLine(&r.Task))
 }
 
 // wakeForEvent types the wake line for r's count-th event, as for an end:
@@ -115,18 +59,18 @@ func (s *Store) wakeAgent(r *record) {
 // left waiting on a line it asked to be told of heard of it only at its
 // next prompt.
 func (s *Store) wakeForEvent(r *record, count int) {
-	s.wakeFor(r, r.ID+"-"+strconv.Itoa(count)+".json", EventWakeLine(&r.Task, count))
+	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope, Event: &Event{Count: count}}, EventWakeLine(&r.Task, count))
 }
 
 // wakeFor types line into the pane of r's scope's agent, when the queue
-// entry named entry still waits unread, the agent asked for it and is
+// entry of n still waits unread, the agent asked for it and is
 // idle, and its pane shows no mode and an empty input box. Errors are
 // ignored: the agent hears at its next prompt all the same.
-func (s *Store) wakeFor(r *record, entry, line string) {
-	if _, err := os.Lstat(filepath.Join(s.scopeDir(r.Scope), entry)); err != nil {
+func (s *Store) wakeFor(r *record, n notify.Notice, line string) {
+	if !s.queue.Waiting(n) {
 		return // nothing queued (a foreground run told its caller), or already read
 	}
-	p, ok := s.claimIdleAgent(r.Scope)
+	p, ok := s.queue.ClaimIdleAgent(r.Scope)
 	if !ok {
 		return
 	}
@@ -140,7 +84,7 @@ func (s *Store) wakeFor(r *record, entry, line string) {
 	if row, err := server.ReadCursorRow(ctx, pane); err != nil || row.InMode || !inputEmpty(row, p.EmptyInput) {
 		// Still idle: a later end may find the pane free and the box
 		// empty; the person's own prompt delivers the notification.
-		s.NoteAgent([]string{r.Scope}, p)
+		s.queue.NoteAgent([]string{r.Scope}, p)
 		return
 	}
 	server.TypeLine(ctx, pane, line)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
 )
 
@@ -18,9 +19,9 @@ type AttendOptions struct {
 	KillOnTimeout bool          // else a timeout promotes the task to the background
 	StopGrace     time.Duration
 	Session       string // background session a promoted pane moves to
-	// Display, if set, is the task's raw stream (see Display): Out gets it
+	// Display, if set, is the task's raw stream (see capture.Display): Out gets it
 	// instead of the output file's clean text.
-	Display *Display
+	Display *capture.Display
 }
 
 // AttendResult is how a foreground wait ended.
@@ -57,7 +58,7 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 	fl := output.NewFollower(r.OutputPath, 0)
 	defer fl.Close()
 	if opts.Display != nil {
-		opts.Display.copyTo(opts.Out)
+		opts.Display.CopyTo(opts.Out)
 	}
 	res := &AttendResult{}
 	for {
@@ -104,7 +105,7 @@ func attendOutput(opts AttendOptions, fl *output.Follower, r *record, done bool)
 		return fl.CopyNew(opts.Out, done)
 	}
 	if done {
-		return opts.Display.stop(opts.Out, r.Running())
+		return opts.Display.Stop(opts.Out, r.Running())
 	}
 	return nil
 }
@@ -113,7 +114,7 @@ func attendOutput(opts AttendOptions, fl *output.Follower, r *record, done bool)
 // background (the caller is released once the record says so), or stop it.
 func (s *Store) actOnTimeout(ctx context.Context, id string, opts AttendOptions) error {
 	if !opts.KillOnTimeout {
-		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session)
+		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session, false)
 		return err
 	}
 	stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}
@@ -137,4 +138,15 @@ func (s *Store) stopIfRunning(ctx context.Context, id string, stop StopOptions) 
 		return err
 	}
 	return nil
+}
+
+// NewDisplay makes a display for a foreground caller (see
+// capture.Display) in the state directory, where the task's capture
+// accepts it; StartOptions.Display names it to the task.
+func (s *Store) NewDisplay() (*capture.Display, error) {
+	name, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	return capture.NewDisplay(s.tasksDir(), name)
 }

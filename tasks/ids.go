@@ -81,6 +81,9 @@ func CheckID(id string) error {
 	return nil
 }
 
+// isTaskID reports whether s is a whole task id.
+func isTaskID(s string) bool { return len(s) == idLen && validIDPrefix(s) }
+
 // validIDPrefix keeps user input from ever becoming a path: only lowercase
 // hex, at most a full id long.
 func validIDPrefix(s string) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -40,21 +39,14 @@ func (s *Store) MCPToken() (token, path string, created bool, err error) {
 		if err != nil {
 			return "", path, false, err
 		}
-		_, err = w.tmp.WriteString(token + "\n")
-		if cerr := w.tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			// A link, not a rename: it fails if the file appeared
-			// meanwhile instead of replacing a token a client may hold.
-			err = os.Link(w.tmp.Name(), path)
-		}
-		os.Remove(w.tmp.Name())
+		// A link, not a rename: it fails if the file appeared meanwhile
+		// instead of replacing a token a client may hold.
+		err = w.CommitNew([]byte(token + "\n"))
 		if err == nil {
 			return token, path, true, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return "", path, false, fmt.Errorf("write %s: %w", path, err)
+			return "", path, false, err
 		}
 	}
 	return "", path, false, fmt.Errorf("%s: created and removed again while it was read; start once more", path)

@@ -134,6 +134,7 @@ type events struct {
 	lines  *output.LineWriter
 	bucket *monitor.Bucket
 	idle   *time.Timer
+	log    *eventLog // for people (see eventlog.go); nil: none
 	// dropped is lines the bucket dropped that the record does not count
 	// yet, and droppedAt when it last did.
 	dropped   int
@@ -151,6 +152,7 @@ func (s *Store) startEvents(r *record, spec *monitorSpec, grace time.Duration) *
 		return nil
 	}
 	e := s.newEvents(r, spec, grace, time.Now)
+	e.log = openEventLog(r)
 	watched := r.ID
 	if spec.Source != "" {
 		watched = spec.Source
@@ -188,6 +190,7 @@ func (s *Store) newEvents(r *record, spec *monitorSpec, grace time.Duration, clo
 // monitor goes idle and ends.
 func (e *events) run(w *watcher) {
 	defer close(e.done)
+	defer e.log.close()
 	defer w.Close()
 	defer e.fl.Close()
 	for {
@@ -280,6 +283,8 @@ func (e *events) emit(line string) {
 	}
 	if err == nil {
 		e.dropped, e.droppedAt = 0, time.Now()
+		e.log.add(time.Unix(0, e.seq), Event{Count: count, Line: line})
+		tellEvent(e.r, line)
 		e.s.wakeForEvent(e.r, count)
 	}
 	if last {
@@ -290,11 +295,7 @@ func (e *events) emit(line string) {
 // unreadEvents counts r's events that wait unread in its scope's queue,
 // for a caller holding the state lock (readers consume under it).
 func (s *Store) unreadEvents(r *record) int {
-	names, _ := namesIn(s.scopeDir(r.Scope), func(name string) bool {
-		id, isEvent := entryID(name)
-		return isEvent && id == r.ID
-	})
-	return len(names)
+	return s.queue.UnreadEvents(r.Scope, r.ID)
 }
 
 // countDropped writes the lines dropped since the record last counted

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -73,13 +75,23 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
 	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
+	e.log = openEventLog(r)
 	e.line("one")
+	e.log.close()
 	settleOrFail(t, s, "abcd0001", 0)
-	assertOnlyEntries(t, s.scopeDir("A"), "abcd0001-1.json", "abcd0001.json")
+	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0001-1.json", "abcd0001.json")
+	var seen []MonitorEvent
+	s.Events(context.Background(), "abcd0001", false, func(ev MonitorEvent) error { seen = append(seen, ev); return nil })
+	if len(seen) != 1 || seen[0].Line != "one" || seen[0].Count != 1 {
+		t.Fatalf("the events log holds %+v, want event 1 \"one\"", seen)
+	}
 	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
-	assertOnlyEntries(t, s.scopeDir("A"))
+	assertOnlyEntries(t, s.queue.ScopeDir("A"))
+	if _, err := os.Lstat(eventsPath(r.OutputPath)); !os.IsNotExist(err) {
+		t.Fatalf("prune left the monitor's events log: %v", err)
+	}
 }
 
 // A long line reaches its event cut at monitor.LineMax characters with

@@ -2,121 +2,53 @@ package tasks
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/qtask/qtask/tasks/capped"
+	"github.com/qtask/qtask/tasks/notify"
 )
 
-// The notification queue: every task that leaves running leaves one entry,
-// notify/<scope dir>/<id>.json, for whoever listens to its scope (an agent's
-// hook, `qtask agent inbox`). The entry holds only the id, the scope and the
-// settle order; what a notification says is read from the task's record when
-// it is delivered, so the entry can never disagree with the record.
-//
-// Exactly once, without a daemon:
-//   - settling writes the entry (synced to disk) before the record, both in
-//     the one locked step that ends the task. A crash after the entry and
-//     before the record leaves an entry for a task still running; readers
-//     leave such an entry alone, and when the task is settled later (by
-//     reconcile) the entry is written again under the same name: one entry,
-//     never two, never none.
-//   - a reader claims the entries it returns under the same lock, and
-//     removes them only once it has delivered them (notify_claim.go), so
-//     two readers racing, or a hook fired twice, never both get one, and a
-//     reader that fails to deliver, or dies, loses none.
-
-// notifyDir holds one directory per scope with pending notifications.
-func (s *Store) notifyDir() string { return filepath.Join(s.dir, "notify") }
-
-// scopeDir is the directory of scope's pending notifications. Scopes are
-// free text (a pane id, an agent's session id, whatever $QTASK_SCOPE says),
-// so the directory is named by a hash of it, never by the text itself.
-func (s *Store) scopeDir(scope string) string {
-	sum := sha256.Sum256([]byte(scope))
-	return filepath.Join(s.notifyDir(), hex.EncodeToString(sum[:16]))
-}
-
-// isScopeDirName reports whether name could be a scope's directory name.
-func isScopeDirName(name string) bool {
-	b, err := hex.DecodeString(name)
-	return err == nil && len(b) == 16
-}
-
-// notice is a queue entry as it sits on disk.
-type notice struct {
-	ID    string `json:"id"`
-	Scope string `json:"scope"`
-	// Seq orders notifications as their tasks settled: the end time, in
-	// nanoseconds, taken under the state lock that serializes settles.
-	Seq int64 `json:"seq"`
-	// Event, on a monitor's event (entry <id>-<count>.json), is what the
-	// record cannot say: the line, and how many events came before.
-	Event *Event `json:"event,omitempty"`
-}
+// Notifications: every task that leaves running leaves one entry in its
+// scope's queue (tasks/notify), for whoever listens to that scope (an
+// agent's hook, `qtask agent inbox`). The store writes the entry in the
+// locked step that ends the task, before the record's rename, and readers
+// take entries under the same lock; what a notification says is read
+// from the task's record when it is delivered, so it can never disagree
+// with the record.
 
 // Event is one monitor event: the Count-th event of its monitor, and the
 // output line that made it.
-type Event struct {
-	Count int    `json:"count"`
-	Line  string `json:"line"`
+type Event = notify.Event
+
+// newQueue is the notification queue of the state directory dir.
+func newQueue(dir string) *notify.Queue {
+	return notify.New(dir, isTaskID, queueProcs{})
 }
 
+// queueProcs is the machine's processes, as the queue asks about the
+// readers holding its claims.
+type queueProcs struct{}
+
+func (queueProcs) Start(pid int) uint64            { return processStart(pid) }
+func (queueProcs) Same(pid int, start uint64) bool { return sameProcess(pid, start) }
+
 // queueEvent writes the Count-th event of monitor r, for a caller holding
-// the lock under which it counted it. Events are not synced: unlike an
-// end, an event lost in a crash leaves no task unaccounted for, and an
-// fsync per line would cost the latency events exist to avoid.
+// the lock under which it counted it (see notify.Queue.Push).
 func (s *Store) queueEvent(r *record, ev Event, seq int64) error {
-	dir := s.scopeDir(r.Scope)
-	if err := mkdirPrivate(s.notifyDir()); err != nil {
-		return err
-	}
-	if err := mkdirPrivate(dir); err != nil {
-		return err
-	}
-	data, err := json.Marshal(notice{ID: r.ID, Scope: r.Scope, Seq: seq, Event: &ev})
-	if err != nil {
-		return fmt.Errorf("encode event of %s: %w", r.ID, err)
-	}
-	if err := writeFileAtomic(filepath.Join(dir, r.ID+"-"+strconv.Itoa(ev.Count)+".json"), append(data, '\n')); err != nil {
-		return err
-	}
-	ringDoorbells(dir)
-	return nil
+	return s.queue.Push(notify.Notice{ID: r.ID, Scope: r.Scope, Seq: seq, Event: &ev})
 }
 
 // queueNotification writes r's notification, for a caller holding the lock
-// that has just ended r and has not yet saved it. The entry is synced before
-// the caller renames the record into place (see the note at the top).
+// that has just ended r and has not yet saved it: the entry is synced
+// before the caller renames the record into place.
 func (s *Store) queueNotification(r *record) error {
-	dir := s.scopeDir(r.Scope)
-	if err := mkdirPrivate(s.notifyDir()); err != nil {
-		return err
-	}
-	if err := mkdirPrivate(dir); err != nil {
-		return err
-	}
-	data, err := json.Marshal(notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()})
-	if err != nil {
-		return fmt.Errorf("encode notification of %s: %w", r.ID, err)
-	}
-	if err := writeFileSynced(filepath.Join(dir, r.ID+".json"), append(data, '\n')); err != nil {
-		return err
-	}
-	ringDoorbells(dir)
-	return nil
+	return s.queue.Push(notify.Notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()})
 }
 
 // endAndNotify ends a running record with o and queues its notification,
@@ -125,28 +57,21 @@ func (s *Store) queueNotification(r *record) error {
 // A foreground task whose `qtask run` still waits on it is the exception:
 // that caller prints the end and passes the exit code on (to a person, or
 // as an agent's tool result), so a notification would tell it twice. If
-// the caller is gone, nobody has heard, and the notification is queued.
+// the caller is gone, nobody has heard, and the notification is queued,
+// saying so (CallerGone); so it is when the caller still waits but said
+// that whoever it reports to is gone (OutliveCaller).
 func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 	if !r.end(o) {
 		return false, nil
 	}
 	s.countEnd(r)
-	if !r.Background && r.WaiterPID != 0 && processAlive(r.WaiterPID) {
-		return true, nil
+	if !r.Background && r.WaiterPID != 0 && !r.CallerGone {
+		if processAlive(r.WaiterPID) {
+			return true, nil
+		}
+		r.CallerGone = true
 	}
 	return true, s.queueNotification(r)
-}
-
-// mkdirPrivate creates dir 0700 unless it exists as a real directory.
-func mkdirPrivate(dir string) error {
-	return mkdirPrivateAt(unix.AT_FDCWD, dir, dir)
-}
-
-// writeFileSynced is writeFileAtomic with the data and the directory entry
-// on disk before it returns: a notification must survive a crash that the
-// record it precedes may not.
-func writeFileSynced(path string, data []byte) error {
-	return writeFileReplacing(path, data, true)
 }
 
 // Notification is one ended task as its scope hears about it: the task as
@@ -171,36 +96,65 @@ type NotifyOptions struct {
 	TailBytes int
 }
 
+// Delivery is what a reader claimed from its scopes' queues. The reader
+// writes List to its consumer, then calls Commit if the write succeeded
+// and Release if it did not; until one of them is called (or the reader
+// dies) no other reader gets these notifications (see notify.Claim).
+type Delivery struct {
+	// List is what to deliver, in the order the tasks ended.
+	List []*Notification
+	// claim is nil when nothing is claimed (a peek, or nothing pending).
+	claim *notify.Claim
+}
+
+// Commit removes the delivered notifications from the queue for good.
+// Its error says they were delivered but may be delivered again.
+func (d *Delivery) Commit() error {
+	if d == nil {
+		return nil
+	}
+	return d.claim.Commit()
+}
+
+// Release puts the notifications back in their queues, undelivered, for
+// the next reader.
+func (d *Delivery) Release() error {
+	if d == nil {
+		return nil
+	}
+	return d.claim.Release()
+}
+
+// Deliver calls write, then commits the notifications if it succeeded and
+// releases them if it failed (returning its error).
+func (d *Delivery) Deliver(write func() error) error {
+	if err := write(); err != nil {
+		return errors.Join(err, d.Release())
+	}
+	return d.Commit()
+}
+
 // Notifications returns the pending notifications of scopes (an agent
 // session's hook reads its session's scope and the pane's, see
 // docs/AGENTS.md) in settle order and, unless opts.Peek, claims them: no
 // other reader gets them while the caller delivers them, and the caller
-// must Commit or Release the delivery (see notify_claim.go). With nothing
-// pending it costs one directory read per scope, and one of the claims,
-// and takes no lock, since it runs on every prompt and tool call of an
-// agent.
+// must Commit or Release the delivery. With nothing pending it takes no
+// lock (notify.Queue.Pending), since it runs on every prompt and tool call
+// of an agent.
 func (s *Store) Notifications(scopes []string, opts NotifyOptions) (*Delivery, error) {
-	abandoned, err := s.abandonedClaims()
+	pending, err := s.queue.Pending(scopes)
 	if err != nil {
 		return nil, err
 	}
-	pending := len(abandoned) > 0
-	for _, scope := range scopes {
-		names, err := pendingNames(s.scopeDir(scope))
-		if err != nil {
-			return nil, err
-		}
-		pending = pending || len(names) > 0
-	}
 	if !pending {
-		return &Delivery{s: s}, nil
+		return &Delivery{}, nil
 	}
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := s.returnAbandonedClaims(); err != nil {
+	if err := s.queue.ReturnAbandoned(); err != nil {
 		return nil, err
 	}
 	var list []pendingNotice
@@ -219,9 +173,79 @@ func (s *Store) Notifications(scopes []string, opts NotifyOptions) (*Delivery, e
 		return strings.Compare(a.n.ID, b.n.ID)
 	})
 	if opts.Peek {
-		return &Delivery{s: s, List: notificationsOf(list, opts)}, nil
+		return &Delivery{List: notificationsOf(list, opts)}, nil
 	}
-	return s.claim(list, opts)
+	entries := make([]notify.Entry, len(list))
+	byEntry := make(map[notify.Entry]pendingNotice, len(list))
+	for i, p := range list {
+		entries[i], byEntry[p.e] = p.e, p
+	}
+	claim, got, err := s.queue.Claim(entries)
+	if err != nil {
+		return nil, err
+	}
+	claimed := make([]pendingNotice, len(got)) // without those gone meanwhile
+	for i, e := range got {
+		claimed[i] = byEntry[e]
+	}
+	return &Delivery{List: notificationsOf(claimed, opts), claim: claim}, nil
+}
+
+// pendingNotice is one deliverable queue entry and its task's record.
+type pendingNotice struct {
+	e notify.Entry
+	n notify.Notice
+	r *record
+}
+
+// pendingIn reads scope's deliverable entries, for a caller holding the
+// lock, and removes those whose task is gone.
+func (s *Store) pendingIn(scope string) ([]pendingNotice, error) {
+	entries, err := s.queue.Entries(scope)
+	if err != nil {
+		return nil, err
+	}
+	var list []pendingNotice
+	for _, e := range entries {
+		r, err := s.load(e.ID())
+		var invalid *InvalidRecordError
+		switch {
+		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
+			e.Drop() // its task is gone (or is not the scope's): nothing to tell
+			continue
+		case errors.As(err, &invalid):
+			continue // `ls` reports the record; the entry waits until it is fixed or pruned
+		case err != nil:
+			return nil, err
+		case e.IsEvent():
+			n, err := e.Read()
+			if err != nil || n.ID != r.ID || n.Event == nil {
+				e.Drop() // damaged: the line it held is lost, the count is in the record
+				continue
+			}
+			list = append(list, pendingNotice{e, n, r})
+			continue
+		case r.Running():
+			continue // written just before a crash; its settle will write it again
+		}
+		n, err := e.Read()
+		if err != nil || n.ID != r.ID {
+			// Damaged: the record says all there is to say.
+			n = notify.Notice{ID: r.ID, Scope: r.Scope, Seq: r.EndedAt.UnixNano()}
+		}
+		list = append(list, pendingNotice{e, n, r})
+	}
+	return list, nil
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // notificationsOf makes the notifications of the entries of list.
@@ -266,26 +290,11 @@ func lastBytes(path string, n int) ([]byte, bool, error) {
 
 // WaitNotifications is Notifications that, when nothing is pending, blocks
 // until something is or ctx is done (then it returns ctx's error). It
-// sleeps on a doorbell in each scope's waiters directory (see doorbell.go),
-// not on a timer; a slow heartbeat covers a bell that could not ring.
+// sleeps on a doorbell in each scope's queue (notify.Queue.Listen), not on
+// a timer; a slow heartbeat covers a bell that could not ring.
 func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts NotifyOptions) (*Delivery, error) {
 	rung := make(chan struct{}, 1)
-	err := mkdirPrivate(s.notifyDir())
-	for _, scope := range scopes {
-		dir := s.scopeDir(scope)
-		if err == nil {
-			err = mkdirPrivate(dir)
-		}
-		var bell *doorbell
-		if err == nil {
-			bell, err = openDoorbell(dir)
-		}
-		if err != nil {
-			break // the heartbeat will do
-		}
-		defer bell.close()
-		go bell.listen(rung)
-	}
+	defer s.queue.Listen(scopes, rung)()
 	tick := time.NewTicker(slowPoll)
 	defer tick.Stop()
 	for {
@@ -295,7 +304,7 @@ func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts Not
 		}
 		select {
 		case <-ctx.Done():
-			return &Delivery{s: s}, ctx.Err()
+			return &Delivery{}, ctx.Err()
 		case <-rung:
 		case <-tick.C:
 		}

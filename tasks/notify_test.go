@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -259,18 +258,19 @@ func TestPruneRemovesTheTasksNotifications(t *testing.T) {
 	if _, _, err := s.Prune(PruneOptions{Keep: 1}); err != nil {
 		t.Fatal(err)
 	}
-	assertOnlyEntries(t, s.scopeDir("A"), "abcd0002.json")
+	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0002.json")
 	if got := consume(t, s, "A"); !slices.Equal(got, []string{"abcd0002"}) {
 		t.Errorf("after pruning abcd0001 its scope heard %q, want only abcd0002", got)
 	}
-	if _, err := os.Stat(filepath.Join(s.notifyDir())); err != nil {
+	if _, err := os.Stat(filepath.Dir(s.queue.ScopeDir("A"))); err != nil {
 		t.Errorf("prune removed the queue directory: %v", err)
 	}
 }
 
 // A foreground task's end goes to the `qtask run` waiting on it; only when
-// that caller is gone (or the task was sent to the background) is the
-// scope notified.
+// that caller is gone (or the task was sent to the background, or the
+// caller has nobody left to report to) is the scope notified, and the
+// notification says whether the task outlived its caller.
 func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 	s := newTestStore(t)
 	dead := exec.Command("true")
@@ -278,15 +278,23 @@ func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		id         string
-		waiter     int
-		background bool
-		notified   bool
+		id                   string
+		waiter               int
+		background           bool
+		then                 func(id string) error // before it ends
+		notified, callerGone bool
 	}{
-		{"abcd0001", os.Getpid(), false, false}, // attended: the caller prints it
-		{"abcd0002", os.Getpid(), true, true},   // promoted: the caller was released
-		{"abcd0003", dead.Process.Pid, false, true},
-		{"abcd0004", 0, false, true}, // started with --bg
+		{"abcd0001", os.Getpid(), false, nil, false, false}, // attended: the caller prints it
+		{"abcd0002", os.Getpid(), true, nil, true, false},   // promoted: the caller was released
+		{"abcd0003", dead.Process.Pid, false, nil, true, true},
+		{"abcd0004", 0, false, nil, true, false}, // started with --bg
+		// The caller waits, but its agent is gone.
+		{"abcd0005", os.Getpid(), false, s.OutliveCaller, true, true},
+		// The caller lets go as its agent ends.
+		{"abcd0006", os.Getpid(), false, func(id string) error {
+			_, err := s.Release(context.Background(), id, "qtask")
+			return err
+		}, true, true},
 	} {
 		saveRunningIn(t, s, c.id, "F", "")
 		r, err := s.load(c.id)
@@ -297,9 +305,25 @@ func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 		if err := s.save(r); err != nil {
 			t.Fatal(err)
 		}
+		if c.then != nil {
+			if err := c.then(c.id); err != nil {
+				t.Fatal(err)
+			}
+		}
 		settleOrFail(t, s, c.id, 0)
-		if got := consume(t, s, "F"); (len(got) == 1) != c.notified {
-			t.Errorf("task %s (waiter %d, background %v): notifications %q, want notified=%v", c.id, c.waiter, c.background, got, c.notified)
+		list, err := deliver(s, []string{"F"}, NotifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 1 {
+			if c.notified {
+				t.Errorf("task %s (waiter %d, background %v): %d notifications, want one", c.id, c.waiter, c.background, len(list))
+			}
+			continue
+		}
+		if !c.notified || list[0].Task.CallerGone != c.callerGone {
+			t.Errorf("task %s (waiter %d, background %v): notified, caller_gone %v; want notified=%v, caller_gone %v",
+				c.id, c.waiter, c.background, list[0].Task.CallerGone, c.notified, c.callerGone)
 		}
 	}
 }
@@ -312,7 +336,7 @@ func TestDamagedEntriesDoNotBlockTheQueue(t *testing.T) {
 		saveRunningIn(t, s, id, "D", "")
 		settleOrFail(t, s, id, 0)
 	}
-	if err := os.WriteFile(filepath.Join(s.scopeDir("D"), "abcd0002.json"), []byte("{garbage"), fileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(s.queue.ScopeDir("D"), "abcd0002.json"), []byte("{garbage"), fileMode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(s.recordPath("abcd0003"), []byte("{"), fileMode); err != nil {
@@ -321,7 +345,7 @@ func TestDamagedEntriesDoNotBlockTheQueue(t *testing.T) {
 	if got := consume(t, s, "D"); !slices.Equal(got, []string{"abcd0001", "abcd0002"}) {
 		t.Errorf("with a damaged entry and a damaged record the scope heard %q, want abcd0001 and abcd0002", got)
 	}
-	assertOnlyEntries(t, s.scopeDir("D"), "abcd0003.json")
+	assertOnlyEntries(t, s.queue.ScopeDir("D"), "abcd0003.json")
 }
 
 // An output file that cannot be read (here a FIFO planted in its place)
@@ -347,8 +371,8 @@ func TestUnreadableOutputStillNotifies(t *testing.T) {
 func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	s := newTestStore(t)
 	saveRunningIn(t, s, "abcd0002", "B", "")
-	dead := filepath.Join(waitersDir(s.scopeDir("B")), doorbellPrefix+"1-dead")
-	if err := os.MkdirAll(waitersDir(s.scopeDir("B")), 0o700); err != nil {
+	dead := filepath.Join(filepath.Join(s.queue.ScopeDir("B"), "waiters"), ".waiter-"+"1-dead")
+	if err := os.MkdirAll(filepath.Join(s.queue.ScopeDir("B"), "waiters"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(dead, 0o600); err != nil {
@@ -368,7 +392,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 	for bells := 0; bells < 3; {
 		bells = 0
 		for _, scope := range []string{"A", "B"} {
-			names, _ := filepath.Glob(filepath.Join(waitersDir(s.scopeDir(scope)), doorbellPrefix+"*"))
+			names, _ := filepath.Glob(filepath.Join(filepath.Join(s.queue.ScopeDir(scope), "waiters"), ".waiter-"+"*"))
 			bells += len(names)
 		}
 		if ctx.Err() != nil {
@@ -382,7 +406,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 		t.Errorf("the waiter woke %v after the settle: by the heartbeat, not the doorbell", woke)
 	}
 	for _, scope := range []string{"A", "B"} {
-		if left, _ := filepath.Glob(filepath.Join(waitersDir(s.scopeDir(scope)), doorbellPrefix+"*")); len(left) != 0 {
+		if left, _ := filepath.Glob(filepath.Join(filepath.Join(s.queue.ScopeDir(scope), "waiters"), ".waiter-"+"*")); len(left) != 0 {
 			t.Errorf("left behind in scope %s: %q", scope, left)
 		}
 	}
@@ -391,7 +415,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 // claimsLeft lists what is left in the claims directory.
 func claimsLeft(t *testing.T, s *Store) []string {
 	t.Helper()
-	names, err := namesIn(s.claimsDir(), func(string) bool { return true })
+	names, err := namesIn(filepath.Join(s.dir, "claims"), func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,54 +453,5 @@ func TestClaimHoldsANotificationUntilCommitOrRelease(t *testing.T) {
 	}
 	if left := claimsLeft(t, s); len(left) != 0 {
 		t.Errorf("a committed claim left %q", left)
-	}
-}
-
-// A claim whose reader is gone (its pid is dead, or now names a process
-// that started at another time) is returned to the queue by the next
-// reader, of any scope; a live reader's claim is left alone, and so is a
-// name that is no claim.
-func TestAbandonedClaimsReturnToTheQueue(t *testing.T) {
-	s := newTestStore(t)
-	for _, id := range []string{"abcd0001", "abcd0002", "abcd0003", "abcd0004"} {
-		saveRunningIn(t, s, id, "A", "")
-		settleOrFail(t, s, id, 0)
-	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	// Each claim takes one notification, then is renamed to what a
-	// reader that died would have left.
-	rename := func(name string) {
-		t.Helper()
-		d, err := s.Notifications([]string{"A"}, NotifyOptions{})
-		if err != nil || len(d.List) == 0 {
-			t.Fatalf("claim: %v, %v", d, err)
-		}
-		// Keep the first notification claimed, put the others back.
-		entries, _ := os.ReadDir(d.dir)
-		for _, e := range entries[1:] {
-			scope, entry, _ := strings.Cut(e.Name(), ".")
-			os.Rename(filepath.Join(d.dir, e.Name()), filepath.Join(s.notifyDir(), scope, entry))
-		}
-		if err := os.Rename(d.dir, filepath.Join(s.claimsDir(), name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rename(fmt.Sprintf("%d.%d.1", dead.Process.Pid, 1))                // its reader died
-	rename(fmt.Sprintf("%d.%d.1", os.Getpid(), ownStart()+1))          // its pid was recycled
-	rename(fmt.Sprintf("%d.%d.99", os.Getpid(), ownStart()))           // a live reader's
-	rename(fmt.Sprintf("%s%d.1.1", doneClaimPrefix, dead.Process.Pid)) // committed, then its reader died
-	if got := consume(t, s, "B"); len(got) != 0 {
-		t.Fatalf("scope B got %q", got)
-	}
-	// Scope B's read returned the two abandoned claims and removed the
-	// committed one.
-	if left := claimsLeft(t, s); !slices.Equal(left, []string{fmt.Sprintf("%d.%d.99", os.Getpid(), ownStart())}) {
-		t.Errorf("after a read the claims directory holds %q, want only the live reader's claim", left)
-	}
-	if got := consume(t, s, "A"); len(got) != 2 {
-		t.Errorf("scope A got %q back; want the 2 notifications whose readers died", got)
 	}
 }

@@ -114,3 +114,10 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// processRuns says whether process pid is there and neither stopped nor
+// dead: the capture asks it of the cat or handover helper it reads.
+func processRuns(pid int) bool {
+	st, err := readProcStat(pid)
+	return err == nil && st.state != 'T' && st.state != 't' && st.state != 'Z'
+}

@@ -41,7 +41,31 @@ func (s *Store) Promote(ctx context.Context, idOrPrefix, session string) (*Promo
 	if err != nil {
 		return nil, err
 	}
-	return s.promote(ctx, id, session)
+	return s.promote(ctx, id, session, false)
+}
+
+// Release is a promote by the waiting caller itself, as it goes away
+// without reporting the end: a coding agent's shell prefix whose agent is
+// ending (Claude stops its shell commands as it exits). The task goes on
+// in the background, and its end is queued for its scope with CallerGone
+// set, so the agent's session hears it on its next turn or resume.
+func (s *Store) Release(ctx context.Context, id, session string) (*PromoteResult, error) {
+	return s.promote(ctx, id, session, true)
+}
+
+// OutliveCaller marks a running task whose waiting caller stays but has
+// nobody left to report to (the agent that ran the prefix was killed): its
+// end is queued for its scope as well, with CallerGone set. A task that
+// has ended is left as it is.
+func (s *Store) OutliveCaller(id string) error {
+	_, err := s.update(id, func(r *record) error {
+		if !r.Running() || r.CallerGone {
+			return errSkip
+		}
+		r.CallerGone = true
+		return nil
+	})
+	return err
 }
 
 // PromotePane promotes the qtask task of pane on server (pane ids repeat
@@ -62,12 +86,12 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 		switch {
 		case r.PaneID == string(pane):
 			if r = s.reconcile(r); r.Running() {
-				return s.promote(ctx, r.ID, session)
+				return s.promote(ctx, r.ID, session, false)
 			}
 			last = r
 		case r.CallerPane == string(pane) && r.awaited():
 			if r = s.reconcile(r); r.Running() {
-				return s.promote(ctx, r.ID, session)
+				return s.promote(ctx, r.ID, session, false)
 			}
 		}
 	}
@@ -106,7 +130,8 @@ const exitRecordWait = 5 * time.Second
 // command whose process is gone or a zombie has exited even if the wrapper
 // has not written that yet (it is about to). Either way the end wins, and the
 // waiting `qtask run` reports the exit code instead of "promoted".
-func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult, error) {
+// callerGone: the caller releases itself (Release).
+func (s *Store) promote(ctx context.Context, id, session string, callerGone bool) (*PromoteResult, error) {
 	res := &PromoteResult{}
 	exiting := false
 	r, err := s.update(id, func(r *record) error {
@@ -122,7 +147,7 @@ func (s *Store) promote(ctx context.Context, id, session string) (*PromoteResult
 			res.AlreadyBackground = true
 		default:
 			now := time.Now().UTC()
-			r.Background, r.PromotedAt = true, &now
+			r.Background, r.PromotedAt, r.CallerGone = true, &now, callerGone
 		}
 		return nil
 	})

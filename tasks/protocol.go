@@ -5,7 +5,7 @@ package tasks
 // the state directory as a flag. Their names are defined here once: tasks
 // builds their argv (helperArgv), the CLI and qtask-exec parse it, and the
 // shell hooks' snippets call PaneDoneVerb (a shellhooks test holds them to
-// it).
+// it). The pane pipe's helper, capture.HandoverVerb, is the capture's.
 const (
 	// ExecVerb is a task's wrapper, the first process of its pane:
 	// `_exec --state-dir DIR ID`.
@@ -16,11 +16,6 @@ const (
 	// PaneDoneVerb is run by the prompt hook of a shell whose command was
 	// promoted, once it ends: `_pane-done --state-dir DIR --status N`.
 	PaneDoneVerb = "_pane-done"
-	// HandoverVerb is run by a pane pipe's shell where the kernel will not
-	// let the wrapper take the pipe itself: it passes its stdin, the pipe,
-	// to the wrapper waiting on the abstract unix socket NAME, and exits:
-	// `_handover NAME` (see Handover).
-	HandoverVerb = "_handover"
 	// StateDirFlag names the state directory in the first three.
 	StateDirFlag = "state-dir"
 )

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // PruneOptions chooses the finished tasks Prune removes. All and OlderThan
@@ -75,37 +77,12 @@ const abandonedPipeAge = time.Minute
 // sweepAbandonedPipes removes the FIFOs nobody reads any more, which no
 // task owns: display pipes of a `qtask run` that died before its task's
 // wrapper took the pipe (the wrapper removes its name when it does), and
-// doorbells of inbox waiters that were killed (ringing a scope removes
-// those too, but a scope may never be rung again). A live caller or
-// waiter holds its FIFO open, so it has a reader and is left alone.
+// doorbells of inbox waiters that were killed (notify.Queue.SweepDoorbells).
+// A live caller or waiter holds its FIFO open, so it has a reader and is
+// left alone.
 func (s *Store) sweepAbandonedPipes(now time.Time) {
-	dirs := []string{s.tasksDir()}
-	if scopes, err := os.ReadDir(s.notifyDir()); err == nil {
-		for _, e := range scopes {
-			if e.IsDir() {
-				// The scope's own directory too: qtask before 2026-11-26
-				// kept doorbells there, and a waiter killed then left one.
-				scope := filepath.Join(s.notifyDir(), e.Name())
-				dirs = append(dirs, scope, waitersDir(scope))
-			}
-		}
-	}
-	for _, dir := range dirs {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := e.Name()
-			ours := strings.HasPrefix(name, doorbellPrefix) || strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
-			if !ours || e.Type() != fs.ModeNamedPipe {
-				continue
-			}
-			if info, err := e.Info(); err != nil || now.Sub(info.ModTime()) < abandonedPipeAge {
-				continue
-			}
-			if fd, ok := openReadFIFO(filepath.Join(dir, name)); ok {
-				syscall.Close(fd)
-			}
-		}
-	}
+	statefs.SweepFIFOs([]string{s.tasksDir()}, capture.IsDisplayName, now, abandonedPipeAge)
+	s.queue.SweepDoorbells(now, abandonedPipeAge)
 }
 
 // choosePrunable picks from list the finished tasks opts selects, oldest
@@ -147,8 +124,11 @@ func endOf(t *Task) time.Time {
 // re-reading each record first: a task is removed only if it is still
 // finished. The record goes last, so a removal that fails half-way leaves
 // a task that the next prune finds and finishes, never a stray file. last
-// is the record of the last task removed.
+// is the record of the last task removed. The panes kept of failed tasks
+// removed are closed, once the lock is released (tmux may be slow).
 func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error) {
+	var kept []*record
+	defer func() { closeKeptPanes(kept) }()
 	unlock, err := s.lock()
 	if err != nil {
 		return nil, nil, err
@@ -173,6 +153,9 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 		}
 		s.statusLine().Forget(t.ID)
 		removed, last = append(removed, &r.Task), r
+		if r.PaneKept {
+			kept = append(kept, r)
+		}
 	}
 	if len(removed) > 0 {
 		s.dropIndex()
@@ -187,16 +170,11 @@ func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error
 // from what a record says.
 func (s *Store) filesByTask() (map[string][]string, error) {
 	owned := make(map[string][]string)
-	scopes, err := os.ReadDir(s.notifyDir())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list %s: %w", s.notifyDir(), err)
+	scopes, err := s.queue.Dirs()
+	if err != nil {
+		return nil, err
 	}
-	dirs := []string{s.tasksDir(), s.outputDir()}
-	for _, e := range scopes {
-		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(s.notifyDir(), e.Name()))
-		}
-	}
+	dirs := append([]string{s.tasksDir(), s.outputDir()}, scopes...)
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -212,21 +190,23 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 }
 
 // fileOwner names the task a state file belongs to, other than its
-// record: "ID.log", "ID.spec", "ID.pipe" (the FIFO an older qtask's
-// wrapper read its pane through, left by one that was killed), "ID.seed"
-// (the screen of an adopted pane its capture never read), ".ID.json.tmp…",
-// ".ID.log.rotate-…", and, outside the tasks directory (where ID.json is
-// the record), "ID.json" and a monitor's events, "ID-N.json".
+// record: "ID.log", "ID.raw" (the raw copy), "ID.events" (a monitor's
+// events log), "ID.spec", "ID.pipe" (the FIFO an older qtask's wrapper read
+// its pane through, left by one that was killed), "ID.seed" (the screen of
+// an adopted pane its capture never read), ".ID.json.tmp…",
+// ".ID.log.rotate-…" (and the other capped files' rotations), and, outside
+// the tasks directory (where ID.json is the record), "ID.json" and a
+// monitor's events, "ID-N.json".
 func fileOwner(name string, notRecords bool) (string, bool) {
 	if temp, ok := strings.CutPrefix(name, "."); ok {
-		for _, mid := range []string{".json.tmp", ".log.rotate-"} {
+		for _, mid := range []string{".json.tmp", ".log.rotate-", ".raw.rotate-", ".events.rotate-"} {
 			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
 				return eventOwner(id), true
 			}
 		}
 		return "", false
 	}
-	for _, ext := range []string{".log", ".spec", ".pipe", ".seed", ".json"} {
+	for _, ext := range []string{".log", ".raw", ".events", ".spec", ".pipe", ".seed", ".json"} {
 		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
 			return eventOwner(id), true
 		}

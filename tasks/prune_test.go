@@ -64,6 +64,10 @@ func TestFileOwner(t *testing.T) {
 		{"0123abcd.pipe", "0123abcd", true},
 		{".0123abcd.json.tmp123456", "0123abcd", true},
 		{".0123abcd.log.rotate-ABCDEF", "0123abcd", true},
+		{"0123abcd.raw", "0123abcd", true},
+		{".0123abcd.raw.rotate-ABCDEF", "0123abcd", true},
+		{"0123abcd.events", "0123abcd", true},
+		{".0123abcd.events.rotate-ABCDEF", "0123abcd", true},
 		{"0123abcd.json", "", false}, // the record itself is removed last, on its own
 		{".log", "", false},
 		{"..json.tmp1", "", false},
@@ -254,7 +258,7 @@ func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
 // dry run removes nothing.
 func TestPruneSweepsAbandonedPipes(t *testing.T) {
 	s := newTestStore(t)
-	scope := waitersDir(s.scopeDir("claude:abc"))
+	scope := filepath.Join(s.queue.ScopeDir("claude:abc"), "waiters")
 	if err := os.MkdirAll(scope, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -269,12 +273,12 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		}
 		return path
 	}
-	deadDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000dead"+displaySuffix), old)
-	liveDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"00001ive"+displaySuffix), old)
-	newDisplay := fifo(filepath.Join(s.tasksDir(), displayPrefix+"0000fresh"+displaySuffix), time.Now())
-	deadBell := fifo(filepath.Join(scope, doorbellPrefix+"4242-0a0b"), old)
-	oldLayoutBell := fifo(filepath.Join(s.scopeDir("claude:abc"), doorbellPrefix+"4141-0e0f"), old)
-	liveBell := fifo(filepath.Join(scope, doorbellPrefix+"4343-0c0d"), old)
+	deadDisplay := fifo(filepath.Join(s.tasksDir(), "display-0000dead.fifo"), old)
+	liveDisplay := fifo(filepath.Join(s.tasksDir(), "display-00001ive.fifo"), old)
+	newDisplay := fifo(filepath.Join(s.tasksDir(), "display-0000fresh.fifo"), time.Now())
+	deadBell := fifo(filepath.Join(scope, ".waiter-"+"4242-0a0b"), old)
+	oldLayoutBell := fifo(filepath.Join(s.queue.ScopeDir("claude:abc"), ".waiter-"+"4141-0e0f"), old)
+	liveBell := fifo(filepath.Join(scope, ".waiter-"+"4343-0c0d"), old)
 	for _, held := range []string{liveDisplay, liveBell} {
 		f, err := os.OpenFile(held, os.O_RDWR, 0)
 		if err != nil {

@@ -55,7 +55,8 @@ func (s *Store) reconcile(r *record) *record {
 
 // orphanedForeground turns a foreground task whose waiting `qtask run` died
 // without a word (SIGKILL, a closed terminal) into the background task it
-// now is, so it shows as such and nobody mistakes it for attended.
+// now is, so it shows as such and nobody mistakes it for attended, and its
+// notification says that it outlived its caller.
 func (s *Store) orphanedForeground(r *record) *record {
 	if r.Background || r.WaiterPID == 0 || processAlive(r.WaiterPID) {
 		return r
@@ -64,7 +65,7 @@ func (s *Store) orphanedForeground(r *record) *record {
 		if !r.Running() || r.Background {
 			return errSkip
 		}
-		r.Background = true
+		r.Background, r.CallerGone = true, true
 		return nil
 	})
 	if err != nil {

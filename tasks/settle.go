@@ -24,6 +24,9 @@ type outcome struct {
 	// eventsDropped, for a monitor, is lines its throttle dropped that
 	// the record does not count yet.
 	eventsDropped int
+	// paneKept: the wrapper left the task's pane to stay open, dead, for
+	// a look (keep_failed_pane).
+	paneKept bool
 }
 
 // settle moves a running task to its terminal status and queues its
@@ -69,6 +72,7 @@ func (r *record) end(o outcome) bool {
 	now := time.Now().UTC()
 	r.Status, r.ExitCode, r.Error, r.EndedAt = o.status, o.exitCode, o.reason, &now
 	r.EventsDropped += o.eventsDropped
+	r.PaneKept = o.paneKept
 	if o.outputLoss != "" {
 		r.OutputComplete, r.OutputLoss = false, o.outputLoss
 	}

@@ -82,10 +82,11 @@ type Showing struct {
 }
 
 // Show decides how to bring t's pane into view for opts.Caller: only a
-// running task with a pane can be shown, and a caller inside tmux can
-// only reach panes on its own server.
+// running task with a pane, or a failed one whose pane was kept and is
+// still open, can be shown, and a caller inside tmux can only reach panes
+// on its own server.
 func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
-	if !t.Running() {
+	if !t.Running() && !t.PaneKept {
 		return nil, &NotRunningError{Task: t}
 	}
 	if t.PaneID == "" {
@@ -94,6 +95,9 @@ func (s *Store) Show(t *Task, opts ShowOptions) (*Showing, error) {
 	server, err := s.ServerOf(t)
 	if err != nil {
 		return nil, err
+	}
+	if !t.Running() && !keptPaneOpen(server, t) {
+		return nil, &NotRunningError{Task: t}
 	}
 	sh := &Showing{server: server, pane: tmux.PaneID(t.PaneID), opts: opts}
 	inside := opts.Caller.Inside()

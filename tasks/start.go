@@ -50,6 +50,8 @@ type StartOptions struct {
 	Self           string        // path of the qtask binary, for the pane's argv
 	OutputMaxBytes int64         // cap of the output file
 	KeepFullScreen bool          // keep a full-screen program's last screen (config keep_full_screen)
+	KeepFailedPane bool          // leave a failed task's dead pane open (config keep_failed_pane)
+	KeepRawOutput  bool          // keep the pane's raw bytes too (config keep_raw_output)
 	StopGrace      time.Duration // SIGTERM→SIGKILL grace for leftovers
 	StatusFormat   string        // the tmux status segment's format (config status_format)
 	// Monitor, when set, makes the task a monitor (see monitor.go).
@@ -204,7 +206,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 		return w, saving, nil
 	}
 	if saving != nil {
-		saving.abandon()
+		saving.Abandon()
 	}
 	if w.err == nil {
 		// Its wrapper waits for a record that will never come.
@@ -255,6 +257,8 @@ func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, e
 		EndMarker:      "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes,
 		KeepFullScreen: opts.KeepFullScreen,
+		KeepFailedPane: opts.KeepFailedPane,
+		KeepRawOutput:  opts.KeepRawOutput,
 		StatusFormat:   opts.StatusFormat,
 	}, nil
 }
@@ -316,7 +320,7 @@ func wrapperProgram(self string) string {
 // wrapperGOMAXPROCS starts the wrapper, one per running task, on one P:
 // every further P costs memory of its own (measured with bench/memory.sh:
 // about 0.35 MB of the wrapper's 1.4 MB private memory), and most tasks
-// print little. A task that prints a lot gets the CPUs back (captureBusy).
+// print little. A task that prints a lot gets the CPUs back (capture.Pane).
 // It must be set before the runtime starts, hence in the pane's
 // environment; the command itself gets the caller's environment (see
 // taskEnv), not the pane's.

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -276,35 +274,7 @@ func (s *Store) mkdirAt(rel string) error {
 	return mkdirPrivateAt(dirfd, name, filepath.Join(s.dir, rel))
 }
 
-// mkdirPrivateAt is mkdirPrivate for name relative to dirfd; path names
-// it in errors.
-func mkdirPrivateAt(dirfd int, name, path string) error {
-	err := unix.Mkdirat(dirfd, name, dirMode)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, unix.EEXIST) {
-		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return fmt.Errorf("%s is not a directory (%s): remove it", path, fileKind(st.Mode))
-	}
-	return nil
-}
-
 // ownerUID is the uid owning the file fi describes.
 func ownerUID(fi fs.FileInfo) int {
 	return int(fi.Sys().(*syscall.Stat_t).Uid)
-}
-
-// userName is "name (uid N)", or "uid N" when the name is unknown.
-func userName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
 }

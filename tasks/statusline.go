@@ -91,6 +91,21 @@ func tellClients(r *record) {
 	})
 }
 
+// tellEvent shows monitor r's event line to the clients of the session a
+// background monitor was started from (statusline.TellEvent, which shows
+// it only when the plugin's option asks for events); nothing for a
+// foreground monitor or one started outside tmux.
+func tellEvent(r *record, line string) {
+	if !r.Background || r.CallerPane == "" {
+		return
+	}
+	server, err := r.server()
+	if err != nil {
+		return
+	}
+	statusline.TellEvent(server, tmux.PaneID(r.CallerPane), r.Label(), line)
+}
+
 // startPushDelay is how long a task runs before the wrapper pushes the
 // status segment for it. Agents and scripts start many commands that end
 // within it; each such task costs one push (its end's) instead of two. A

@@ -17,7 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qtask/qtask/tasks/notify"
 	rec "github.com/qtask/qtask/tasks/record"
+	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -42,6 +44,9 @@ type Store struct {
 	// procsFake, if set, stands in for the machine's processes (see
 	// procs): tests set it.
 	procsFake processes
+	// queue is the notification queue, which the store writes under its
+	// lock (see notify.go).
+	queue *notify.Queue
 }
 
 // WithContext returns the store with waits for its lock bounded by ctx: a
@@ -87,8 +92,8 @@ func (s *Store) warnAll(warnings []string) {
 }
 
 const (
-	dirMode  = 0o700
-	fileMode = 0o600
+	dirMode  = statefs.DirMode
+	fileMode = statefs.FileMode
 )
 
 // OpenStore opens the state directory, creating it (and any missing
@@ -113,7 +118,7 @@ func OpenStoreIn(dir string, home StateHome) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, queue: newQueue(dir)}
 	if s.root, err = openRoot(dir, fi); err != nil {
 		return nil, err
 	}
@@ -307,7 +312,7 @@ func (s *Store) save(r *record) error {
 	if err != nil {
 		return err
 	}
-	return w.commit(data, false, s.sparePath(r.ID))
+	return w.Commit(data, false, s.sparePath(r.ID))
 }
 
 // sparePath is the file whose inode the next save of task id's record
@@ -321,10 +326,10 @@ func (s *Store) sparePath(id string) string {
 func (s *Store) saveVia(w *pendingWrite, r *record) error {
 	data, err := (*rec.Record)(r).AppendJSON(nil)
 	if err != nil {
-		w.abandon()
+		w.Abandon()
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
-	return w.commit(append(data, '\n'), false, "")
+	return w.Commit(append(data, '\n'), false, "")
 }
 
 // update applies fn to the current record under the state lock and saves

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tmux"
 )
@@ -38,14 +39,14 @@ type ExecOptions struct {
 const captureAckTimeout = 5 * time.Second
 
 // Exec is `qtask _exec ID`, the first process of a task's pane. It attaches
-// the capture (paneCapture: the pane's output comes back to this process
+// the capture (capture.Pane: the pane's output comes back to this process
 // through the pane's pipe) before the command can print a byte, runs the command in its
 // own process group in the terminal's foreground (so Ctrl+C in the pane
 // reaches it, and `stop` can signal the whole group), forwards signals, and
 // records the exit status itself: tmux's pane-died is a hint, not the truth.
 // It returns the wrapper's own exit status.
 func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
-	r, sp, capture, ok := s.prepareExec(opts)
+	r, sp, pc, ok := s.prepareExec(opts)
 	if !ok {
 		return 1
 	}
@@ -61,7 +62,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	pid, err := startCommand(sp, opts)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
-		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return 1
 	}
 	// Now in the background of our own terminal: writing the end marker
@@ -74,7 +75,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
 		killLeftovers(r, 0)
 		waitCommand(pid)
-		s.finishExec(r, capture, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
+		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
 	// The status segment counts it once it has run for startPushDelay:
@@ -87,11 +88,15 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	announce := time.AfterFunc(startPushDelay, func() { s.announceStart(r) })
 	ev := s.startEvents(r, sp.Monitor, sp.StopGrace)
 
-	var paneClosed atomic.Bool
-	go forwardSignals(sigs, r, sp.StopGrace, &paneClosed)
+	var hup atomic.Bool
+	go forwardSignals(sigs, r, sp.StopGrace, &hup)
+	// The SIGHUP reaches forwardSignals through a channel, and a command
+	// that ends by itself on its terminal's error (tee) may be waited for
+	// before it is handled; the terminal itself already says it hung up.
+	paneClosed := func() bool { return hup.Load() || hungUp(opts.TTY) }
 
-	o, ok := s.awaitCommand(pid, r, sp.StopGrace, &paneClosed, func() { announce.Stop() })
-	final := s.finishExec(r, capture, ev, opts, paneClosed.Load(), o)
+	o, ok := s.awaitCommand(pid, r, sp.StopGrace, paneClosed, func() { announce.Stop() })
+	final := s.finishExec(r, pc, ev, opts, paneClosed(), o)
 	if !ok || final == nil || final.ExitCode == nil {
 		return 1
 	}
@@ -102,7 +107,7 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 // record, the spec (deleted as it is read) and the pane's capture. A failure
 // is printed in the pane and, once the task's record exists, settles the
 // task, so that no caller waits on a command that never ran.
-func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, bool) {
+func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bool) {
 	// `qtask run` writes the spec while tmux opens this window and the
 	// record once tmux has answered: the record comes last.
 	r, err := s.awaitRecord(opts.ID)
@@ -127,13 +132,16 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *paneCapture, boo
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	capture, err := s.startCapture(r, opts, s.openDisplayOut(sp.Display, r), captureModeOf(sp.Env))
+	pc, err := capture.Start(s.outputFile(r), capture.PaneOptions{
+		Server: s.panes(opts.Server), Pane: opts.Pane, TTY: opts.Out,
+		Display: sp.Display, DisplayDir: s.tasksDir(), Mode: capture.ModeOf(sp.Env), Alive: processRuns,
+	})
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
 		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
 		return nil, nil, nil, false
 	}
-	return r, sp, capture, true
+	return r, sp, pc, true
 }
 
 // startCommand starts the spec's command as the pane runs it: under the
@@ -215,7 +223,7 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 // reports false if the exit status could not be read at all. exited runs
 // as soon as the command has exited, before what it left in its group is
 // waited out.
-func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed *atomic.Bool, exited func()) (outcome, bool) {
+func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed func() bool, exited func()) (outcome, bool) {
 	ws, err := waitCommand(pid)
 	exited()
 	if err != nil {
@@ -230,7 +238,7 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 
 	if stopped {
 		o = cur.stopOutcome(o)
-	} else if paneClosed.Load() {
+	} else if paneClosed() {
 		o.status, o.reason = paneClosedOutcome(r.TmuxServer)
 	}
 	return o, true
@@ -290,14 +298,21 @@ func (s *Store) noteExit(id string, o outcome) (*record, error) {
 // settles the task. The order is the point: whoever sees the task end can
 // read its last line, and has had its last event.
 // Writing the last output and the settle share one settleRetryMax.
-func (s *Store) finishExec(r *record, c *paneCapture, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
+func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
 	until := time.Now().Add(settleRetryMax)
-	o.outputLoss = c.finish(paneClosed, until, announceSettling)
+	o.outputLoss = c.Finish(paneClosed, until, announceSettling)
 	ev.finish()
 	if o.status == StatusCompleted && o.reason == "" {
 		o.reason = ev.sourceEnd()
 	}
-	return s.settleEnd(r, opts.Out, o, time.Until(until))
+	if r.KeepFailedPane && o.status == StatusFailed && !paneClosed {
+		o.paneKept = keepPane(r, opts, o)
+	}
+	final := s.settleEnd(r, opts.Out, o, time.Until(until))
+	if o.paneKept && (final == nil || !final.PaneKept) {
+		releasePane(opts) // the end was another's (a stop, a monitor's own): not kept
+	}
+	return final
 }
 
 // awaitAck prints the end marker into an adopted pane and waits for its
@@ -531,6 +546,23 @@ func taskEnv(callerEnv []string, opts ExecOptions) []string {
 		env = append(env, "TERM="+term)
 	}
 	return append(env, "TMUX_PANE="+string(opts.Pane), "QTASK_TASK_ID="+opts.ID)
+}
+
+// hungUp reports whether terminal f has hung up: its pane is gone (tmux
+// closed the pane's pty, killing the pane or dying). Linux marks the
+// terminal as the pty's other side closes, before it sends the SIGHUP or
+// fails a write to it, so the wrapper of a command that ended on that
+// failure finds it marked.
+func hungUp(f *os.File) bool {
+	// A hung-up terminal answers no termios ioctl (isTerminal), but stays
+	// a character device; a pipe's POLLHUP would mean something else.
+	var st unix.Stat_t
+	if f == nil || unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd())}} // POLLHUP is reported unasked
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
 }
 
 func isTerminal(f *os.File) bool {

@@ -132,6 +132,52 @@ func (s Server) KillPane(ctx context.Context, pane PaneID) error {
 	return err
 }
 
+// KeepDeadPane makes pane stay open, dead, once its program exits, with
+// its screen, colours and scrollback, and note (plain text: '#' is
+// doubled against format expansion) on its bottom line where tmux says
+// the pane is dead. It closes itself after someone has looked: once it has
+// had a client's focus and loses it (the client leaves it, switches away
+// or detaches), tmux kills it. A pane nobody is looking at never has the
+// focus, so it stays until then. Pane options override the window's
+// remain-on-exit off that PipeToCommand set.
+func (s Server) KeepDeadPane(ctx context.Context, pane PaneID, note string) error {
+	t := string(pane)
+	_, err := s.run(ctx, "set-option", "-p", "-t", t, "remain-on-exit", "on", ";",
+		"set-option", "-p", "-t", t, "remain-on-exit-format", formatArg(note), ";",
+		// tmux 3.3a fires pane-focus-out with focus-events off too: a
+		// client counts as focused until its terminal says otherwise.
+		"set-hook", "-p", "-t", t, "pane-focus-out", commandLine([]string{"kill-pane", "-t", t}))
+	return err
+}
+
+// ReleaseDeadPane undoes KeepDeadPane before the pane's program exits:
+// the pane closes with it, as the window's remain-on-exit says.
+func (s Server) ReleaseDeadPane(ctx context.Context, pane PaneID) error {
+	t := string(pane)
+	_, err := s.run(ctx, "set-option", "-p", "-u", "-t", t, "remain-on-exit", ";",
+		"set-hook", "-p", "-u", "-t", t, "pane-focus-out")
+	return err
+}
+
+// KillTaskPane closes pane if its program was pid (the pane's first
+// process, dead or alive): pane ids start again at %0 on a new server, so
+// a pane of another program is never closed for it. A pane or server that
+// is gone is no error.
+func (s Server) KillTaskPane(ctx context.Context, pane PaneID, pid int) error {
+	info, err := s.PaneInfo(ctx, pane)
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNoServer) {
+		return nil
+	}
+	if err != nil || info.PID != pid {
+		return err
+	}
+	err = s.KillPane(ctx, pane)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // display expands format for target. tmux 3.3a's display-message exits 0
 // with an empty line when the target does not exist, so an empty answer is
 // turned into the not-found error tmux did not give.

@@ -37,10 +37,11 @@ type Agent struct {
 	// stopEvent ends the agent's turn; blocking it makes the agent go on.
 	stopEvent string
 	// ShellTool is the name of the agent's shell tool. routeEvent fires
-	// before a call of it, for routing (see Route); guardEvent, for an
-	// agent qtask does not route, for the guard on the tool's own
-	// background option (see Guard).
-	routeEvent, guardEvent, ShellTool string
+	// before a call of it, and of StopTool, which stops one of its
+	// background calls, for routing (see Route); guardEvent, for an agent
+	// qtask does not route, for the guard on the tool's own background
+	// option (see Guard).
+	routeEvent, guardEvent, ShellTool, StopTool string
 	// BlockCap is how many consecutive Stop blocks the agent honours; it
 	// overrides the next one, and what that block said would be lost.
 	BlockCap int
@@ -66,7 +67,7 @@ type Agent struct {
 // to qwen's.
 var (
 	Claude = Agent{Name: "claude", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 8,
-		routeEvent: "PreToolUse", ShellTool: "Bash", AsyncRewake: true}
+		routeEvent: "PreToolUse", ShellTool: "Bash", StopTool: "TaskStop", AsyncRewake: true}
 	Qwen = Agent{Name: "qwen", contextEvents: []string{"UserPromptSubmit", "PostToolUse", "SessionStart"}, stopEvent: "Stop", BlockCap: 7,
 		guardEvent: "PreToolUse", ShellTool: "run_shell_command", emptyInput: tuiPlaceholder}
 	Gemini = Agent{Name: "gemini", contextEvents: []string{"BeforeAgent", "AfterTool", "SessionStart"}, stopEvent: "AfterAgent", BlockCap: 7,
@@ -110,6 +111,16 @@ func (a Agent) RouteEvent() string { return a.routeEvent }
 // tool where qtask does not route it (qwen-code, gemini-cli): qtask's hook
 // there denies the tool's own background option (Guard); "" for Claude.
 func (a Agent) GuardEvent() string { return a.guardEvent }
+
+// RouteMatcher is the agent's matcher of the tools whose calls the route
+// event's hook reads: the shell tool, and the tool that stops one of its
+// background calls.
+func (a Agent) RouteMatcher() string {
+	if a.StopTool == "" {
+		return a.ShellTool
+	}
+	return a.ShellTool + "|" + a.StopTool
+}
 
 // Kind is what an event lets a hook do with notifications.
 type Kind int
@@ -550,7 +561,7 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, ho
 	store.Wait(ctx, ids)
 }
 
-// Route answers Claude Code's PreToolUse for its Bash tool. Claude checks
+// Route answers Claude Code's PreToolUse for its Bash and TaskStop tools. Claude checks
 // a PreToolUse rewrite as rewritten, so nothing is rewritten or decided
 // here: Claude's calls reach qtask through its shell prefix, which cannot
 // tell a background call (run_in_background) from a foreground one, nor
@@ -562,13 +573,31 @@ func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, ho
 // before Claude's permission check, so a call the user refused leaves its
 // mark, and the next call of the same command must replace it rather than
 // take it.
+//
+// A call of StopTool (Claude's TaskStop: {"task_id": ID}) leaves a stop
+// mark for Claude's task ID (route.MarkStop): the signal that then reaches
+// that background call's prefix is the model's stop, which stops the
+// task; any other is Claude ending, which the task outlives.
 func (a Agent) Route(in Input, opts Options) ([]byte, error) {
+	if !opts.Routed {
+		return nil, nil
+	}
+	dir := filepath.Join(opts.StateDir, "agent")
+	if a.StopTool != "" && in.ToolName == a.StopTool {
+		var stop struct {
+			TaskID string `json:"task_id"`
+		}
+		if json.Unmarshal(in.ToolInput, &stop) != nil || stop.TaskID == "" {
+			return nil, nil
+		}
+		return nil, route.MarkStop(dir, in.SessionID, stop.TaskID)
+	}
 	var call ShellCall
-	if !opts.Routed || in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
+	if in.ToolName != a.ShellTool || json.Unmarshal(in.ToolInput, &call) != nil || strings.TrimSpace(call.Command) == "" {
 		return nil, nil
 	}
 	mark := route.Call{Background: call.RunInBackground, Timeout: time.Duration(call.Timeout * float64(time.Millisecond))}
-	return nil, route.MarkCall(filepath.Join(opts.StateDir, "agent"), in.SessionID, call.Command, mark)
+	return nil, route.MarkCall(dir, in.SessionID, call.Command, mark)
 }
 
 // A resumed session keeps its id in all three agents (measured: `claude

@@ -198,6 +198,22 @@ func TestRoute(t *testing.T) {
 			t.Errorf("%+v: %q %v", other, out, err)
 		}
 	}
+
+	// The model's TaskStop leaves a stop mark for Claude's id of the call.
+	stop := Input{SessionID: "s1", Event: "PreToolUse", ToolName: "TaskStop", ToolInput: json.RawMessage(`{"task_id": "bm94dz7b3"}`)}
+	if out, err := Claude.Route(stop, Options{StateDir: dir, Routed: true}); out != nil || err != nil {
+		t.Fatalf("Claude's PreToolUse for TaskStop answered %q (%v): it must never rewrite or decide", out, err)
+	}
+	if !route.TakeStop(filepath.Join(dir, "agent"), "s1", "bm94dz7b3") {
+		t.Errorf("the model's TaskStop left no stop mark")
+	}
+	Claude.Route(stop, Options{StateDir: dir, Routed: false})
+	if route.TakeStop(filepath.Join(dir, "agent"), "s1", "bm94dz7b3") {
+		t.Errorf("a stop mark was left without routing")
+	}
+	if m := Claude.RouteMatcher(); m != "Bash|TaskStop" {
+		t.Errorf("Claude's route matcher is %q", m)
+	}
 }
 
 // TestGuard: qwen's and gemini's shell tool's own background option is

@@ -155,8 +155,8 @@ func Add(a hooks.Agent, settings []byte, command string, hold time.Duration) ([]
 }
 
 // merge puts want in event's list as qtask's entries for a, in a group of
-// their own (with matcher, when not empty), unless they are there already;
-// it reports whether it changed anything.
+// their own (with matcher, when not empty), unless they are there already
+// under that matcher; it reports whether it changed anything.
 func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*object) (bool, error) {
 	groups, err := groupsOf(hooksObj, event)
 	if err != nil {
@@ -167,7 +167,7 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*obje
 	for i, w := range want {
 		list[i] = w
 	}
-	if len(ours) == len(want) && bytes.Equal(encode(ours), encode(list)) {
+	if len(ours) == len(want) && bytes.Equal(encode(ours), encode(list)) && matcherOf(groups, a) == matcher {
 		return false, nil
 	}
 	groups, _ = withoutOurs(groups, a)
@@ -181,8 +181,10 @@ func merge(hooksObj *object, a hooks.Agent, event, matcher string, want ...*obje
 }
 
 // AddRoute returns settings with the agent's routing hook merged in (see
-// hooks.Agent.Route), for its shell tool only; settings of an agent
-// without one, or that have it already, come back unchanged.
+// hooks.Agent.Route), for its shell tool and the tool that stops its
+// background calls only (an older install's, for the shell tool alone,
+// is replaced); settings of an agent without one, or that have it
+// already, come back unchanged.
 func AddRoute(a hooks.Agent, settings []byte, command string) ([]byte, error) {
 	return addToolHook(a, a.RouteEvent(), settings, command)
 }
@@ -205,7 +207,7 @@ func addToolHook(a hooks.Agent, ev string, settings []byte, command string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	changed, err := merge(hooksObj, a, ev, a.ShellTool, entry(a, ev, command, 0, markIn(hooksObj, a)))
+	changed, err := merge(hooksObj, a, ev, a.RouteMatcher(), entry(a, ev, command, 0, markIn(hooksObj, a)))
 	if err != nil || !changed {
 		return settings, err
 	}
@@ -432,6 +434,21 @@ func firstWord(s string) (word, rest string) {
 	return b.String(), ""
 }
 
+// matcherOf is the matcher of the first group among groups that holds a
+// qtask entry for a ("" for none, or a group without one).
+func matcherOf(groups []any, a hooks.Agent) string {
+	for _, g := range groups {
+		for _, h := range hookList(g) {
+			if isOurs(h, a) {
+				v, _ := g.(*object).get("matcher")
+				m, _ := v.(string)
+				return m
+			}
+		}
+	}
+	return ""
+}
+
 // oursIn lists qtask's entries for a among groups.
 func oursIn(groups []any, a hooks.Agent) []any {
 	var ours []any
@@ -514,30 +531,26 @@ func Read(path string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, 16<<20))
 }
 
-// backupSuffix names the copy Write keeps of a file it replaces.
+// backupSuffix names the copy install keeps of a file as it was before
+// qtask (see Change.Apply).
 const backupSuffix = ".qtask-backup"
 
-// Write replaces the settings file with data, keeping a copy of what it
-// held in PATH.qtask-backup first; it returns the backup's path, "" when
-// there was no file before. Directories it creates are 0755 (a project's
-// .claude is shared with its repository), the file keeps its mode (0644
-// when new).
-func Write(path string, old, data []byte) (string, error) {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Lstat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
+// Write replaces the file at path with data, atomically. Directories it
+// creates are 0755 (a project's .claude is shared with its repository),
+// the file keeps its mode (0644 when new).
+func Write(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
+		return err
 	}
-	backup := ""
-	if old != nil {
-		backup = path + backupSuffix
-		if err := writeAtomic(backup, old, mode); err != nil {
-			return "", fmt.Errorf("back up %s: %w", path, err)
-		}
+	return writeAtomic(path, data, modeOf(path))
+}
+
+// modeOf is the permissions of the file at path, 0644 when there is none.
+func modeOf(path string) fs.FileMode {
+	if fi, err := os.Lstat(path); err == nil {
+		return fi.Mode().Perm()
 	}
-	return backup, writeAtomic(path, data, mode)
+	return 0o644
 }
 
 // writeAtomic writes a temp file beside path (O_EXCL: never through a
@@ -567,16 +580,36 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 // Change is what an install or uninstall does to one settings file.
 type Change struct {
 	Path     string
-	Old, New []byte // Old is nil when the file does not exist
+	Old, New []byte // nil when the file does not exist (New: uninstall deletes it)
 	// What the file gets or loses: "hooks", "MCP server", or both.
 	What string
 	// Shared: the change takes qtask's entries out of the shared project
 	// settings (SharedSettingsPath), whatever the command; it has nothing
 	// to say when there were none.
 	Shared bool
+	// HadOurs: Old holds entries of qtask's already (an earlier install's).
+	HadOurs bool
 	// Note: a line for the user about the file as installed, "" if none.
 	Note string
+	// Undo is set by Uninstalling: the change takes an install back.
+	Undo Undo
 }
+
+// Undo is how an uninstall takes an install out of a file.
+type Undo int
+
+const (
+	// NotUndo: an install's change (or the shared file's cleaning).
+	NotUndo Undo = iota
+	// Merge: qtask's entries are taken out, the rest kept as it is now;
+	// the backup, if any, stays (the file changed since install).
+	Merge
+	// Restore: the file is the backup's text again, byte for byte, and
+	// the backup goes.
+	Restore
+	// Delete: install created the file, which held nothing else: it goes.
+	Delete
+)
 
 // Setup is what an install sets up besides the hooks every install adds.
 type Setup struct {
@@ -598,7 +631,7 @@ type Setup struct {
 // when it says not, and env when not empty); PlanRemove the uninstall.
 // Nothing is written.
 func PlanAdd(a hooks.Agent, path, command string, s Setup) (Change, error) {
-	return plan(path, func(old []byte) ([]byte, error) {
+	return plan(a, path, func(old []byte) ([]byte, error) {
 		added, err := Add(a, old, command, s.Hold)
 		if err == nil && s.Routed {
 			added, err = AddRoute(a, added, command)
@@ -630,7 +663,7 @@ func unroute(a hooks.Agent, settings []byte) ([]byte, error) {
 
 // PlanRemove: see PlanAdd. For Claude, the env entries install sets go too.
 func PlanRemove(a hooks.Agent, path string) (Change, error) {
-	return plan(path, func(old []byte) ([]byte, error) {
+	return plan(a, path, func(old []byte) ([]byte, error) {
 		removed, err := Remove(a, old)
 		if err != nil || a.Name != hooks.Claude.Name {
 			return removed, err
@@ -676,7 +709,9 @@ func mentionsQtask(data []byte, a hooks.Agent) bool {
 	return bytes.Contains(data, []byte(" agent hook "+a.Name)) || bytes.Contains(data, []byte(route.ClaudeShellLink))
 }
 
-func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {
+// plan reads the file at path and works out its change by edit, noting
+// whether it holds entries of qtask's for a already.
+func plan(a hooks.Agent, path string, edit func([]byte) ([]byte, error)) (Change, error) {
 	old, err := Read(path)
 	if err != nil {
 		return Change{}, err
@@ -685,11 +720,89 @@ func plan(path string, edit func([]byte) ([]byte, error)) (Change, error) {
 	if err != nil {
 		return Change{}, fmt.Errorf("%s: %w; fix the file or edit it by hand", path, err)
 	}
-	return Change{Path: path, Old: old, New: updated}, nil
+	return Change{Path: path, Old: old, New: updated, HadOurs: holdsOurs(a, old)}, nil
+}
+
+// holdsOurs reports whether a settings file holds anything install writes
+// for a (hooks, env, the MCP server).
+func holdsOurs(a hooks.Agent, data []byte) bool {
+	for _, remove := range []func([]byte) ([]byte, error){
+		func(d []byte) ([]byte, error) { return Remove(a, d) }, RemoveEnv, RemoveMCP,
+	} {
+		if out, err := remove(data); err == nil && !bytes.Equal(out, data) {
+			return true
+		}
+	}
+	return false
+}
+
+// Uninstalling is c, an uninstall's planned change (PlanRemove's,
+// PlanRemoveMCP's), as uninstall makes it: when what is left once
+// qtask's entries are out is, as JSON, the file as it was before install
+// (its backup), the file gets the backup's very bytes back, whatever its
+// formatting; when no backup exists and nothing is left, install created
+// the file and it is deleted; otherwise the file changed since install
+// and is merged, keeping its backup. Comparing the result rather than
+// remembering what install wrote needs no state beside the file, and
+// restores exactly when the merge would have given the same settings.
+func (c Change) Uninstalling() (Change, error) {
+	if bytes.Equal(c.Old, c.New) {
+		return c, nil // nothing of qtask's in it: nothing to undo
+	}
+	c.Undo = Merge
+	backup, err := Read(c.Path + backupSuffix)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case backup != nil && sameSettings(backup, c.New):
+		c.New, c.Undo = backup, Restore
+	case backup == nil && sameSettings(nil, c.New):
+		c.New, c.Undo = nil, Delete
+	case backup != nil:
+		c.Note = c.Path + " changed since install: qtask's entries are taken out of it and the rest kept; as it was before install: " + c.Path + backupSuffix
+	}
+	return c, nil
+}
+
+// sameSettings reports whether a and b are the same settings (an empty or
+// missing file being {}), key order included.
+func sameSettings(a, b []byte) bool {
+	x, errA := parseObject(a)
+	y, errB := parseObject(b)
+	return errA == nil && errB == nil && bytes.Equal(encode(x), encode(y))
 }
 
 // Diff is the change as a unified diff, "" when there is none.
 func (c Change) Diff() string { return Diff(c.Path, c.Old, c.New) }
 
-// Apply writes the change (see Write) and returns the backup's path.
-func (c Change) Apply() (string, error) { return Write(c.Path, c.Old, c.New) }
+// Apply writes the change and returns what to tell the user about it in
+// a few words ("" when nothing). The file's text before qtask is kept in
+// PATH.qtask-backup: an install writes it when the file held nothing of
+// qtask's, and leaves it (or its absence: the file was not there) alone
+// when it did (a second install over the first), so that the backup never
+// holds an installed version; an uninstall never writes one (see
+// Uninstalling for what it does). The shared file an older install wrote
+// into is backed up as it is (see PlanRemoveShared).
+func (c Change) Apply() (string, error) {
+	backup := c.Path + backupSuffix
+	switch c.Undo {
+	case Delete:
+		return "install had created it: deleted", os.Remove(c.Path)
+	case Restore:
+		if err := Write(c.Path, c.New); err != nil {
+			return "", err
+		}
+		return "as it was before install", os.Remove(backup)
+	case Merge:
+		return "", Write(c.Path, c.New)
+	}
+	note := ""
+	if c.Old != nil && (c.Shared || !c.HadOurs) {
+		if err := writeAtomic(backup, c.Old, modeOf(c.Path)); err != nil {
+			return "", fmt.Errorf("back up %s: %w", c.Path, err)
+		}
+		note = "previous version: " + backup
+	}
+	return note, Write(c.Path, c.New)
+}

@@ -114,6 +114,40 @@ func TestAddReplacesAnOlderEntry(t *testing.T) {
 	}
 }
 
+// TestAddRouteMatchesTaskStop: the routing hook sees Claude's Bash and
+// TaskStop calls; an older install's hook, for Bash alone, is replaced by a
+// re-install, and a current one is left as it is, byte for byte.
+func TestAddRouteMatchesTaskStop(t *testing.T) {
+	matchers := func(settings string) []string {
+		var v struct {
+			Hooks map[string][]struct{ Matcher string }
+		}
+		if err := json.Unmarshal([]byte(settings), &v); err != nil {
+			t.Fatal(err)
+		}
+		var m []string
+		for _, g := range v.Hooks["PreToolUse"] {
+			m = append(m, g.Matcher)
+		}
+		return m
+	}
+	routed, err := AddRoute(hooks.Claude, []byte(userSettings), cmdClaude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := matchers(string(routed)); len(m) != 1 || m[0] != "Bash|TaskStop" {
+		t.Fatalf("the routing hook's matchers: %q; want Bash|TaskStop", m)
+	}
+	if again, _ := AddRoute(hooks.Claude, routed, cmdClaude); string(again) != string(routed) {
+		t.Errorf("a second install changed the settings:\n%s", again)
+	}
+	older := strings.Replace(string(routed), `"Bash|TaskStop"`, `"Bash"`, 1)
+	updated, err := AddRoute(hooks.Claude, []byte(older), cmdClaude)
+	if m := matchers(string(updated)); err != nil || len(m) != 1 || m[0] != "Bash|TaskStop" {
+		t.Errorf("re-install over an older routing hook: matchers %q (%v); want Bash|TaskStop alone", m, err)
+	}
+}
+
 func TestGeminiEnablesHooksAndUndoesOnlyItsOwn(t *testing.T) {
 	cmd := "/q/qtask agent hook gemini"
 	added := mustAdd(t, hooks.Gemini, `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`, cmd, 0)

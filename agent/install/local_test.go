@@ -106,10 +106,10 @@ func TestKeepOutOfGit(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, ".gitconfig"))
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	proj := filepath.Join(root, "proj")
+	proj, state := filepath.Join(root, "proj"), filepath.Join(root, "state")
 	local := filepath.Join(proj, ".claude", "settings.local.json")
 	os.MkdirAll(filepath.Dir(local), 0o755)
-	if note := KeepOutOfGit(local, home, "", false); note != "" {
+	if note := KeepOutOfGit(local, home, "", state, false); note != "" {
 		t.Errorf("outside a work tree: %q", note)
 	}
 	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
@@ -119,30 +119,30 @@ func TestKeepOutOfGit(t *testing.T) {
 		t.Errorf("with XDG_CONFIG_HOME=/xdg the excludes file is %q (%v), want /xdg/git/ignore", got, err)
 	}
 	excludes := filepath.Join(home, ".config", "git", "ignore")
-	if note := KeepOutOfGit(local, home, "", true); !strings.Contains(note, "would add "+ClaudeLocalRule+" to "+excludes) {
+	if note := KeepOutOfGit(local, home, "", state, true); !strings.Contains(note, "would add "+ClaudeLocalRule+" to "+excludes) {
 		t.Errorf("dry run: %q", note)
 	}
 	if _, err := os.Stat(excludes); !os.IsNotExist(err) {
 		t.Fatalf("the dry run wrote %s (%v)", excludes, err)
 	}
-	if note := KeepOutOfGit(local, home, "", false); !strings.Contains(note, "added "+ClaudeLocalRule+" to "+excludes) || strings.HasPrefix(note, "warning") {
+	if note := KeepOutOfGit(local, home, "", state, false); !strings.Contains(note, "added "+ClaudeLocalRule+" to "+excludes) || strings.HasPrefix(note, "warning") {
 		t.Errorf("not ignored: %q", note)
 	}
 	if got := fileText(excludes); got != ClaudeLocalRule+"\n" {
 		t.Errorf("excludes file: %q", got)
 	}
-	if note := KeepOutOfGit(local, home, "", false); note != "" || fileText(excludes) != ClaudeLocalRule+"\n" {
+	if note := KeepOutOfGit(local, home, "", state, false); note != "" || fileText(excludes) != ClaudeLocalRule+"\n" {
 		t.Errorf("once ignored: %q, excludes %q", note, fileText(excludes))
 	}
 	os.WriteFile(local+".qtask-backup", []byte("{}\n"), 0o644)
-	if note := KeepOutOfGit(local, home, "", false); note != "warning: git does not ignore "+local+".qtask-backup, install's copy of the local settings as they were, which names paths on this machine: delete it or ignore it" {
+	if note := KeepOutOfGit(local, home, "", state, false); note != "warning: git does not ignore "+local+".qtask-backup, install's copy of the local settings as they were, which names paths on this machine: delete it or ignore it" {
 		t.Errorf("an unignored backup: %q", note)
 	}
 	os.Remove(local + ".qtask-backup")
 	shared, link := filepath.Join(filepath.Dir(local), "settings.json.qtask-backup"), ShellLinkPath(local)
 	os.WriteFile(shared, []byte("{}\n"), 0o644)
 	os.Symlink("/usr/bin/qtask", link)
-	if note := KeepOutOfGit(local, home, "", false); note != "warning: git does not ignore "+shared+", install's copy of the shared settings as they were, which names paths on this machine: delete it or ignore it\n"+
+	if note := KeepOutOfGit(local, home, "", state, false); note != "warning: git does not ignore "+shared+", install's copy of the shared settings as they were, which names paths on this machine: delete it or ignore it\n"+
 		"warning: git does not ignore "+link+", the link Claude's commands are routed through, which names paths on this machine: ignore it (.gitignore)" {
 		t.Errorf("the shared settings' backup and the routing link, not ignored: %q", note)
 	}
@@ -152,7 +152,7 @@ func TestKeepOutOfGit(t *testing.T) {
 	if out, err := exec.Command("git", "-C", proj, "add", "-f", ".claude/settings.local.json").CombinedOutput(); err != nil {
 		t.Fatalf("git add: %v %s", err, out)
 	}
-	if note := KeepOutOfGit(local, home, "", false); !strings.HasPrefix(note, "warning: git tracks "+local) {
+	if note := KeepOutOfGit(local, home, "", state, false); !strings.HasPrefix(note, "warning: git tracks "+local) {
 		t.Errorf("tracked: %q", note)
 	}
 }

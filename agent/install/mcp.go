@@ -170,7 +170,7 @@ func withMCP(a hooks.Agent, user bool, p Paths, hooksChange Change, edit func([]
 		hooksChange.New, hooksChange.What = updated, "hooks and MCP server"
 		return []Change{hooksChange}, nil
 	}
-	c, err := plan(mcpFile, edit)
+	c, err := plan(a, mcpFile, edit)
 	if err != nil {
 		return nil, err
 	}

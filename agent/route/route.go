@@ -170,28 +170,15 @@ type Call struct {
 
 // MarkCall records, in dir, what session's next routed run of command is.
 func MarkCall(dir, session, command string, c Call) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(markPath(dir, session, command), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "%t %d\n", c.Background, c.Timeout.Milliseconds())
-	return errors.Join(err, f.Close())
+	return writeMark(markPath(dir, "bg-", session, command), fmt.Sprintf("%t %d\n", c.Background, c.Timeout.Milliseconds()))
 }
 
 // TakeCall returns the fresh mark for session's command in dir, if there
 // is one, and consumes it.
 func TakeCall(dir, session, command string) (Call, bool) {
-	p := markPath(dir, session, command)
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+	data, ok := takeMark(markPath(dir, "bg-", session, command))
+	if !ok {
 		return Call{}, false
-	}
-	data, err := os.ReadFile(p)
-	if os.Remove(p) != nil || err != nil || time.Since(fi.ModTime()) >= markTTL {
-		return Call{}, false // another run of the same command took it, or stale
 	}
 	if len(data) == 0 {
 		return Call{Background: true}, true // an older qtask's mark: background calls only
@@ -205,7 +192,70 @@ func TakeCall(dir, session, command string) (Call, bool) {
 	return c, true
 }
 
-func markPath(dir, session, command string) string {
-	sum := sha256.Sum256([]byte(session + "\x00" + command))
-	return filepath.Join(dir, "bg-"+hex.EncodeToString(sum[:16]))
+// Claude stops a background call in the same way whoever asks: the model's
+// TaskStop, and Claude itself as it exits (on SIGTERM or SIGHUP, a closed
+// terminal, /exit), send SIGTERM to the call's process group (measured),
+// and no hook tells the exits apart. Only TaskStop fires PreToolUse, with
+// Claude's id of the call: {"task_id": ID}. Its hook leaves a stop mark
+// for that id, and the prefix of the call, on the signal, finds it: the
+// model asked for the stop. Without one, Claude is ending, and the task
+// must outlive it.
+
+// MarkStop records, in dir, that session's model asked to stop Claude's
+// task claudeTask.
+func MarkStop(dir, session, claudeTask string) error {
+	return writeMark(markPath(dir, "stop-", session, claudeTask), "")
+}
+
+// TakeStop reports whether a fresh stop mark for session's Claude task
+// claudeTask is in dir, and consumes it.
+func TakeStop(dir, session, claudeTask string) bool {
+	_, ok := takeMark(markPath(dir, "stop-", session, claudeTask))
+	return ok
+}
+
+// ClaudeTaskID is Claude's id of the Bash call whose output file is path:
+// Claude hands the prefix of every call, as its stdout, the file
+// …/tasks/ID.output (measured), and names the call by ID to TaskStop.
+func ClaudeTaskID(path string) (string, bool) {
+	if filepath.Base(filepath.Dir(path)) != "tasks" {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(filepath.Base(path), ".output")
+	if !ok || id == "" {
+		return "", false
+	}
+	return id, true
+}
+
+// writeMark writes a mark file, never through a link.
+func writeMark(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
+}
+
+// takeMark returns the text of the mark at path, if it is fresh, and
+// removes it: one run takes it, once.
+func takeMark(path string) ([]byte, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	if os.Remove(path) != nil || err != nil || time.Since(fi.ModTime()) >= markTTL {
+		return nil, false // another run took it, or stale
+	}
+	return data, true
+}
+
+func markPath(dir, kind, session, key string) string {
+	sum := sha256.Sum256([]byte(session + "\x00" + key))
+	return filepath.Join(dir, kind+hex.EncodeToString(sum[:16]))
 }

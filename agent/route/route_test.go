@@ -176,17 +176,50 @@ func TestCallMarks(t *testing.T) {
 		t.Fatalf("a foreground call's timeout came back as %+v, %v", c, ok)
 	}
 	// An older qtask marked background calls with an empty file.
-	os.WriteFile(markPath(dir, "s1", "older"), nil, 0o600)
+	os.WriteFile(markPath(dir, "bg-", "s1", "older"), nil, 0o600)
 	if c, ok := TakeCall(dir, "s1", "older"); !ok || c != (Call{Background: true}) {
 		t.Fatalf("an older qtask's mark was taken as %+v, %v; want a background call", c, ok)
 	}
 	MarkCall(dir, "s1", "old", Call{Background: true})
 	old := time.Now().Add(-markTTL - time.Minute)
-	os.Chtimes(markPath(dir, "s1", "old"), old, old)
+	os.Chtimes(markPath(dir, "bg-", "s1", "old"), old, old)
 	if _, ok := TakeCall(dir, "s1", "old"); ok {
 		t.Fatal("a stale mark was taken")
 	}
-	if _, err := os.Stat(markPath(dir, "s1", "old")); err == nil {
+	if _, err := os.Stat(markPath(dir, "bg-", "s1", "old")); err == nil {
 		t.Fatal("a stale mark was left behind")
+	}
+}
+
+func TestStopMarks(t *testing.T) {
+	dir := t.TempDir()
+	if TakeStop(dir, "s1", "b1") {
+		t.Fatal("a stop nobody asked for was taken")
+	}
+	if err := MarkStop(dir, "s1", "b1"); err != nil {
+		t.Fatal(err)
+	}
+	if TakeStop(dir, "s2", "b1") || TakeStop(dir, "s1", "b2") {
+		t.Fatal("a stop mark was taken by another session or task")
+	}
+	if _, ok := TakeCall(dir, "s1", "b1"); ok {
+		t.Fatal("a stop mark was taken as a call's mark")
+	}
+	if !TakeStop(dir, "s1", "b1") || TakeStop(dir, "s1", "b1") {
+		t.Fatal("a stop mark was not taken exactly once")
+	}
+}
+
+func TestClaudeTaskID(t *testing.T) {
+	for path, want := range map[string]string{
+		"/tmp/claude-0/-proj/3a74a36a-2144/tasks/bm94dz7b3.output": "bm94dz7b3",
+		"/tmp/claude-0/-proj/3a74a36a-2144/tasks/.output":          "",
+		"/tmp/claude-0/-proj/3a74a36a-2144/bm94dz7b3.output":       "",
+		"/tmp/claude-0/-proj/tasks/bm94dz7b3.log":                  "",
+		"/dev/pts/3": "",
+	} {
+		if got, ok := ClaudeTaskID(path); got != want || ok != (want != "") {
+			t.Errorf("ClaudeTaskID(%q) = %q, %v; want %q", path, got, ok, want)
+		}
 	}
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/qtask/qtask/cmd/internal/wrapper"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capture"
 )
 
 func main() {
 	args := os.Args[1:]
-	if len(args) == 2 && args[0] == tasks.HandoverVerb {
-		if err := tasks.Handover(args[1], os.Stdin); err != nil {
+	if len(args) == 2 && args[0] == capture.HandoverVerb {
+		if err := capture.Handover(args[1], os.Stdin); err != nil {
 			fmt.Fprintf(os.Stderr, "qtask: %v\n", err)
 			os.Exit(1)
 		}

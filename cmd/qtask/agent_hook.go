@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/hooks"
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
@@ -86,6 +88,14 @@ nothing.`,
 }
 
 func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
+	if out, ok := deps.IO.Out.(*os.File); ok {
+		// A hook that waits (a hold, Claude's rewake waiter) outlives an
+		// agent killed outright: it must not take notifications that
+		// nobody will read.
+		var stop context.CancelFunc
+		ctx, stop = agent.UntilUnread(ctx, out)
+		defer stop()
+	}
 	in, err := hooks.ReadInput(ctx, deps.IO.In, hooks.InputDeadline)
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted: Main exits as a signal death would
@@ -99,6 +109,9 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	}
 	if opts.Rewake == 0 && opts.Agent.Classify(event) == hooks.Ignored {
 		return nil // not even the state dir is opened
+	}
+	if opts.Rewake > 0 && !hooks.ClaudeOutlivesTurn(deps.Env.ClaudeEntrypoint, deps.Env.ClaudePID) {
+		return nil // a plain headless run: no one to wake, and Claude would wait for the waiter
 	}
 	store, err := deps.Store(ctx)
 	if err != nil {

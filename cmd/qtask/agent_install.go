@@ -64,7 +64,8 @@ background option (is_background: an untracked process outside tmux that
 dies with the agent) is denied, with the 'qtask run --agent --bg' line to
 run instead; --allow-own-background leaves that option to the agent.
 Everything else in the file is kept as it was; installing twice changes
-nothing; the file's previous text is kept in FILE.qtask-backup.`,
+nothing; the file's text before qtask is kept in FILE.qtask-backup (a
+second install keeps the first one's).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.complete(deps, args[0], project); err != nil {
@@ -82,7 +83,12 @@ nothing; the file's previous text is kept in FILE.qtask-backup.`,
 		cmd.Long = `Remove exactly what 'qtask agent install' added to the agent's settings
 (its hooks and MCP server), and nothing else; for Claude, from
 .claude/settings.local.json and from .claude/settings.json, where older
-installs wrote. Each file's previous text is kept in FILE.qtask-backup.`
+installs wrote. A file nobody changed since install gets its text before
+install back, byte for byte (FILE.qtask-backup, which then goes), or is
+deleted if install created it; a file changed since is merged (qtask's
+entries out, the rest kept), and its backup kept, which uninstall says.
+For Claude, the rule install added to git's global excludes file goes
+with the last project's uninstall.`
 	} else {
 		durationVar(cmd.Flags(), &opts.Hold, "hold", 0, "end-of-turn hook waits up to this long for running tasks (for headless runs)")
 		cmd.Flags().BoolVar(&opts.NoRoute, "no-route", false, "claude: do not run its Bash tool's commands as qtask tasks")
@@ -173,8 +179,14 @@ func runAgentInstall(deps *Deps, opts *InstallOptions) error {
 			return err
 		}
 	}
-	if opts.Agent.Name == hooks.Claude.Name && !opts.User && !opts.Remove {
-		if note := install.KeepOutOfGit(path, deps.Env.Home, deps.Env.XDGConfigHome, opts.DryRun); note != "" {
+	if opts.Agent.Name == hooks.Claude.Name && !opts.User {
+		note := ""
+		if opts.Remove {
+			note = install.ForgetGitRule(path, deps.Env.StateDir, opts.DryRun)
+		} else {
+			note = install.KeepOutOfGit(path, deps.Env.Home, deps.Env.XDGConfigHome, deps.Env.StateDir, opts.DryRun)
+		}
+		if note != "" {
 			fmt.Fprintln(deps.IO.Out, note)
 		}
 	}
@@ -211,6 +223,11 @@ func planInstall(deps *Deps, opts *InstallOptions, path string, paths install.Pa
 	var changes []install.Change
 	if opts.Remove {
 		changes, err = install.PlanRemoveMCP(opts.Agent, opts.User, paths, change)
+		for i := range changes {
+			if err == nil {
+				changes[i], err = changes[i].Uninstalling()
+			}
+		}
 	} else {
 		changes, err = install.PlanAddMCP(opts.Agent, opts.User, paths, change, deps.Self)
 	}
@@ -264,7 +281,7 @@ func applyChange(deps *Deps, opts *InstallOptions, change install.Change) error 
 		fmt.Fprint(deps.IO.Out, diff)
 		return nil
 	}
-	backup, err := change.Apply()
+	done, err := change.Apply()
 	if err != nil {
 		return err
 	}
@@ -272,8 +289,8 @@ func applyChange(deps *Deps, opts *InstallOptions, change install.Change) error 
 	if change.Shared && !opts.Remove {
 		notes = append(notes, "an older install's, now in settings.local.json")
 	}
-	if backup != "" {
-		notes = append(notes, "previous version: "+backup)
+	if done != "" {
+		notes = append(notes, done)
 	}
 	fmt.Fprintf(deps.IO.Out, "qtask %s for %s %s %s", change.What, opts.Agent.Name, verb, change.Path)
 	if len(notes) > 0 {

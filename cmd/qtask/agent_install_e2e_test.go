@@ -144,7 +144,7 @@ func TestAgentInstallRoutesClaude(t *testing.T) {
 		t.Fatalf("install: exit %d %q", r.code, r.stderr)
 	}
 	installed, _ := os.ReadFile(settings)
-	for _, want := range []string{`"FOO": "1"`, `"QTASK_AGENT": "1"`, `"CLAUDE_CODE_SHELL_PREFIX": "` + link + `"`, `"PreToolUse"`, `"matcher": "Bash"`} {
+	for _, want := range []string{`"FOO": "1"`, `"QTASK_AGENT": "1"`, `"CLAUDE_CODE_SHELL_PREFIX": "` + link + `"`, `"PreToolUse"`, `"matcher": "Bash|TaskStop"`} {
 		if !strings.Contains(string(installed), want) {
 			t.Errorf("installed settings lack %s:\n%s", want, installed)
 		}

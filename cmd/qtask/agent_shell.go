@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
+	"github.com/qtask/qtask/tasks"
 )
 
 // ShellOptions are the arguments of `qtask agent shell claude SCRIPT`.
@@ -54,17 +60,17 @@ a Bash tool call (a hook, an MCP server) is run directly by sh.`,
 }
 
 func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
+	claude := os.Getppid() // taken first: Claude runs its prefix itself
 	command, ok := route.ClaudeCommand(opts.Script)
 	if !ok {
 		return execShell("sh", opts.Script, deps.Environ)
-	}
-	if err := agent.CheckSleep(command, deps.agentName()); err != nil {
-		return err
 	}
 	run := &RunOptions{
 		Command: command, Script: opts.Script, Shell: route.ClaudeShell(opts.Script), Agent: true,
 		OnTimeout: config.OnTimeoutBackground, ToolTimeout: route.ClaudeToolTimeout(deps.Env.ClaudeBashTimeout),
 	}
+	// The mark is taken first, whatever comes next: it says whether the
+	// rules of a foreground call apply, and must not stay behind.
 	call, _ := route.TakeCall(filepath.Join(deps.Env.StateDir, "agent"), deps.Env.ClaudeSessionID, command)
 	if call.Timeout > 0 {
 		// The model's timeout for this call is Claude's tool timeout.
@@ -74,7 +80,18 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 		// Claude's own background run: Claude waits it out and tells the
 		// model when it ends, so qtask neither times it out nor tells.
 		never := time.Duration(0)
-		run.Timeout, run.ToolTimeout = &never, 0
+		run.Timeout, run.ToolTimeout, run.AgentBackground = &never, 0, true
+	} else if err := agent.CheckSleep(command, deps.agentName()); err != nil {
+		// A leading sleep holds only a foreground call's caller.
+		return err
+	}
+	var ends chan os.Signal
+	if run.AgentBackground {
+		// From its start on, a signal is this call's to judge (see
+		// attendBackgroundCall), not an interrupt to pass on.
+		ends = make(chan os.Signal, 1)
+		signal.Notify(ends, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		ctx = context.WithoutCancel(ctx)
 	}
 	cfg, store, t, err := startRun(ctx, deps, run)
 	if err != nil {
@@ -83,7 +100,66 @@ func runAgentShell(ctx context.Context, deps *Deps, opts *ShellOptions) error {
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: not run as a task (%s); running it directly\n", displayCommand(err.Error(), maxErrorWidth))
 		return execShell(run.Shell, opts.Script, deps.Environ)
 	}
+	if run.AgentBackground {
+		return attendBackgroundCall(ctx, deps, store, t, cfg, run, claude, ends)
+	}
 	return runForeground(ctx, deps, store, t, cfg, run)
+}
+
+// attendBackgroundCall waits on the task of a Claude background call as
+// runForeground does, but the task outlives Claude: Claude sends the same
+// SIGTERM to the call's process group when the model stops it (TaskStop)
+// and when Claude itself ends (SIGTERM, SIGHUP, a closed terminal, /exit),
+// and kills the group with SIGKILL moments later. A signal with the
+// model's stop mark for this call (route.TakeStop) stops the task, as an
+// interrupt of a foreground run does; any other lets it go (tasks.Release):
+// it runs on, and its end is queued for the session, to be told on resume.
+// A Claude killed outright (SIGKILL) sends nothing and leaves the prefix
+// running: once it has exited, the end is queued as well
+// (tasks.OutliveCaller), while the prefix still waits, in case Claude
+// handed the call to another process ("Move to background and exit").
+func attendBackgroundCall(ctx context.Context, deps *Deps, store *tasks.Store, t *tasks.Task, cfg config.Config, run *RunOptions, claudePID int, ends <-chan os.Signal) error {
+	attend, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	claude, unwatch := agent.UntilAgentExits(ctx, claudePID)
+	defer unwatch()
+	claudeTask, _ := route.ClaudeTaskID(outputFileOf(deps.IO.Out))
+	marks := filepath.Join(deps.Env.StateDir, "agent")
+	go func() {
+		for {
+			select {
+			case sig := <-ends:
+				if claudeTask != "" && route.TakeStop(marks, deps.Env.ClaudeSessionID, claudeTask) {
+					stop(&tasks.Interrupted{Signal: sig.(syscall.Signal)})
+					return
+				}
+				if _, err := store.Release(ctx, t.ID, cfg.Session); err != nil {
+					fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s: %s\n", displayValue(t.ID), displayCommand(err.Error(), maxErrorWidth))
+				}
+				return
+			case <-claude.Done():
+				if errors.Is(context.Cause(claude), agent.ErrAgentGone) {
+					store.OutliveCaller(t.ID)
+				}
+				claude = context.Background() // seen: wait for the rest
+			case <-attend.Done():
+				return
+			}
+		}
+	}()
+	return runForeground(attend, deps, store, t, cfg, run)
+}
+
+// outputFileOf is the file out writes to, "" when it is not a file:
+// Claude gives its shell prefix an output file as stdout (see
+// route.ClaudeTaskID).
+func outputFileOf(out io.Writer) string {
+	f, ok := out.(*os.File)
+	if !ok {
+		return ""
+	}
+	path, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	return path
 }
 
 // execShell replaces qtask with `shell -c script`, so that stdin, stdout,

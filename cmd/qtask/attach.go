@@ -25,7 +25,8 @@ func NewCmdAttach(deps *Deps, runF func(context.Context, *AttachOptions) error) 
 		Short:   "Bring a running task's pane into view",
 		Long: `Bring a running task's pane into view. Inside tmux, switch the current client
 to it (or, with --here, join it into the current window beside you). Outside
-tmux, attach this terminal to the task's server showing it.`,
+tmux, attach this terminal to the task's server showing it. A failed task's
+pane kept by keep_failed_pane is shown the same way; it closes once you leave it.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]

@@ -52,6 +52,8 @@ func capturingCmd(t *testing.T, name string, deps *Deps, got *any) *cobra.Comman
 		return NewCmdInit(deps, func(_ context.Context, o *InitOptions) error { *got = *o; return nil })
 	case "monitor":
 		return NewCmdMonitor(deps, func(_ context.Context, o *MonitorOptions) error { *got = *o; return nil })
+	case "events":
+		return NewCmdEvents(deps, func(_ context.Context, o *EventsOptions) error { *got = *o; return nil })
 	case "prune":
 		return NewCmdPrune(deps, func(_ context.Context, o *PruneOptions) error { *got = *o; return nil })
 	}
@@ -135,6 +137,17 @@ func TestFlagParsing(t *testing.T) {
 		{[]string{"logs", "--tail", "many", "abc"}, nil},
 		{[]string{"logs"}, nil},
 		{[]string{"logs", "abc", "def"}, nil},
+		{[]string{"logs", "--raw", "abc"}, LogsOptions{ID: "abc", Tail: -1, Raw: true}},
+		{[]string{"logs", "--raw", "-f", "abc"}, nil},
+		{[]string{"logs", "--raw", "--tail", "0", "abc"}, nil},
+		{[]string{"logs", "--raw", "--offset", "3", "abc"}, nil},
+		{[]string{"logs", "--raw", "--limit", "3", "abc"}, nil},
+
+		{[]string{"events"}, EventsOptions{}},
+		{[]string{"events", "-f"}, EventsOptions{Follow: true}},
+		{[]string{"events", "--follow", "abc"}, EventsOptions{ID: "abc", Follow: true}},
+		{[]string{"events", "abc", "def"}, nil},
+		{[]string{"events", ""}, nil},
 
 		{[]string{"stop", "abc", "def"}, StopOptions{IDs: []string{"abc", "def"}}},
 		{[]string{"stop", "--all"}, StopOptions{All: true}},

@@ -10,6 +10,7 @@ import (
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -69,7 +70,7 @@ func newCmdCapture(deps *Deps) *cobra.Command {
 // needs no state directory.
 func newCmdHandover(deps *Deps) *cobra.Command {
 	return &cobra.Command{
-		Use:    tasks.HandoverVerb + " NAME",
+		Use:    capture.HandoverVerb + " NAME",
 		Hidden: true,
 		Args:   exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -77,7 +78,7 @@ func newCmdHandover(deps *Deps) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return tasks.Handover(args[0], in)
+			return capture.Handover(args[0], in)
 		},
 	}
 }

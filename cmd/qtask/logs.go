@@ -14,6 +14,7 @@ type LogsOptions struct {
 	Limit  int64
 	Tail   int
 	Follow bool
+	Raw    bool
 }
 
 // NewCmdLogs builds `qtask logs`.
@@ -26,7 +27,12 @@ func NewCmdLogs(deps *Deps, runF func(context.Context, *LogsOptions) error) *cob
 it, without colours: progress bars and spinners end as their last frame.
 --follow keeps printing as output arrives and exits when the task ends; on a
 terminal it also shows the line still being redrawn and replaces it in place,
-while into a pipe it prints only lines that will not change.`,
+while into a pipe it prints only lines that will not change.
+
+--raw prints instead what the pane received, escapes and colours included,
+for a terminal to replay: qtask keeps that copy only for tasks started with
+keep_raw_output = true in the config (capped as the output file is), and
+says so when a task has none.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
@@ -38,6 +44,9 @@ while into a pipe it prints only lines that will not change.`,
 			}
 			if opts.Tail >= 0 && (opts.Offset > 0 || opts.Limit > 0) {
 				return usageErrorf("--tail cannot be combined with --offset or --limit")
+			}
+			if opts.Raw && (opts.Follow || opts.Tail >= 0 || opts.Offset > 0 || opts.Limit > 0) {
+				return usageErrorf("--raw prints the whole raw copy: it cannot be combined with --follow, --tail, --offset or --limit")
 			}
 			if opts.Follow && opts.Limit > 0 {
 				return usageErrorf("--follow cannot be combined with --limit")
@@ -54,6 +63,7 @@ while into a pipe it prints only lines that will not change.`,
 	// -1 means "not given"; help must not show that placeholder.
 	cmd.Flags().Lookup("tail").DefValue = "0"
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new output until the task ends")
+	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "print the bytes the pane received, escapes included (needs keep_raw_output)")
 	return cmd
 }
 
@@ -63,6 +73,9 @@ func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
 		return err
 	}
 	out := deps.IO.Out
+	if opts.Raw {
+		return store.WriteRawOutput(t, out)
+	}
 	offset := opts.Offset
 	switch {
 	case opts.Tail >= 0 && !opts.Follow:

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/tasks"
 	"github.com/qtask/qtask/tmux/plugin"
+	"github.com/qtask/qtask/tmux/plugin/menuui"
 )
 
 // menuOptions are the flags of the hidden `qtask _menu`.
@@ -55,13 +55,13 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 		if err != nil {
 			return say(err.Error())
 		}
-		return plugin.ShowTaskMenu(ctx, server, deps.Self, opts.Client, fmt.Sprintf(" qtask: %d tasks ", len(list)), menuRows(menuOrder(list)))
+		return plugin.ShowTaskMenu(ctx, server, deps.Self, opts.Client, fmt.Sprintf(" qtask: %d tasks ", len(list)), displayMenuRows(menuOrder(list)))
 	case opts.Action == "":
 		t, err := store.Get(opts.Task)
 		if err != nil {
 			return say(err.Error())
 		}
-		title := " " + displayCommand(menuRow(t, time.Now(), 0), menuWidth) + " "
+		title := " " + displayCommand(menuRow(t, time.Now()).Line(0), menuWidth) + " "
 		return plugin.ShowActionMenu(ctx, server, deps.Self, opts.Client, title, t.ID)
 	case opts.Action == "view":
 		// As the popup's attach: a pane of another server is not this
@@ -84,45 +84,38 @@ func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 	return usageErrorf("--action %q: want view, stop or rm", opts.Action)
 }
 
-// menuRow is how a task shows in the menus, tmux's and the ui's: id, short
-// status in a column of statusWidth (see menuStatusWidth; 0: as long as it
-// is), runtime and name or command. A wider status is cut, so that the
-// runtime and name still line up with the other rows'.
-func menuRow(t *tasks.Task, now time.Time, statusWidth int) string {
-	status := shortStatus(t)
-	if statusWidth > 0 && utf8.RuneCountInString(status) > statusWidth {
-		status = string([]rune(status)[:statusWidth-1]) + "…"
+// menuRow is task t as the menus list it, its text made safe for a
+// terminal. The label is bounded: no screen is wider.
+func menuRow(t *tasks.Task, now time.Time) menuui.Row {
+	return menuui.Row{
+		ID:      displayValue(t.ID),
+		Status:  displayValue(shortStatus(t)),
+		Runtime: formatRuntime(t.Runtime(now)),
+		Label:   displayCommand(t.Label(), 1000),
+		Running: t.Running(),
 	}
-	return fmt.Sprintf("%-8s  %-*s  %8s  %s", t.ID, statusWidth, status, formatRuntime(t.Runtime(now)), t.Label())
 }
 
-// maxMenuStatusWidth bounds the status column of tmux's 72-column menu: a
-// monitor's status ("completed (max events reached, 1000 events)") would
-// otherwise leave no room for the names. It fits "cancelled (window
-// killed)"; the ui's popup, wider, gives the column more.
-const maxMenuStatusWidth = 25
-
-// menuStatusWidth is the width of the menus' status column: the widest
-// status in list, so that the runtimes and names line up whatever the mix
-// ("running" beside "completed (exit 0)"), up to limit.
-func menuStatusWidth(list []*tasks.Task, limit int) int {
-	width := 0
-	for _, t := range list {
-		width = max(width, utf8.RuneCountInString(shortStatus(t)))
+// menuRows lists tasks as the menus show them.
+func menuRows(list []*tasks.Task, now time.Time) []menuui.Row {
+	rows := make([]menuui.Row, len(list))
+	for i, t := range list {
+		rows[i] = menuRow(t, now)
 	}
-	return min(width, limit)
+	return rows
 }
 
 // menuWidth bounds a line of tmux's menu, which draws nothing if the menu
 // is wider than the client.
 const menuWidth = 72
 
-// menuRows is how the tasks show in tmux's menu.
-func menuRows(list []*tasks.Task) []plugin.MenuRow {
-	rows := make([]plugin.MenuRow, len(list))
-	now, width := time.Now(), menuStatusWidth(list, maxMenuStatusWidth)
-	for i, t := range list {
-		rows[i] = plugin.MenuRow{ID: t.ID, Label: displayCommand(menuRow(t, now, width), menuWidth)}
+// displayMenuRows is how the tasks show in tmux's menu.
+func displayMenuRows(list []*tasks.Task) []plugin.MenuRow {
+	rows := menuRows(list, time.Now())
+	width := menuui.StatusWidth(rows, menuui.MaxStatusWidth)
+	shown := make([]plugin.MenuRow, len(rows))
+	for i, r := range rows {
+		shown[i] = plugin.MenuRow{ID: list[i].ID, Label: displayCommand(r.Line(width), menuWidth)}
 	}
-	return rows
+	return shown
 }

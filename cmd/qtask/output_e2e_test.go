@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capture"
 )
 
 // captureViaCat makes the tasks this harness starts keep a cat between
@@ -292,12 +293,12 @@ func TestHandoverCommandsPassTheirStdin(t *testing.T) {
 			}
 			tmuxEnd, pipe := os.NewFile(uintptr(fds[0]), "tmux end"), os.NewFile(uintptr(fds[1]), "pipe")
 			defer tmuxEnd.Close()
-			helper := exec.Command(bin, tasks.HandoverVerb, name)
+			helper := exec.Command(bin, capture.HandoverVerb, name)
 			helper.Stdin = pipe
 			out, err := helper.CombinedOutput()
 			pipe.Close()
 			if err != nil {
-				t.Fatalf("%s %s: %v\n%s", bin, tasks.HandoverVerb, err, out)
+				t.Fatalf("%s %s: %v\n%s", bin, capture.HandoverVerb, err, out)
 			}
 			l.SetDeadline(time.Now().Add(5 * time.Second))
 			conn, err := l.AcceptUnix()

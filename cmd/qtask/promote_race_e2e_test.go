@@ -104,6 +104,7 @@ func TestPromoteAfterTheCommandExited(t *testing.T) {
 // with 125 though the command had already exited; 6 of 60 times in a
 // plain race on 790c37b.)
 func TestPromoteRacingTheExitNeverClaimsPromoted(t *testing.T) {
+	testenv.SkipShort(t, "30 rounds of promotes racing real command exits (4–8 s)")
 	t.Parallel()
 	h := newHarness(t)
 	for i := range 30 {

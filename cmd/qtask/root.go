@@ -467,6 +467,7 @@ var subcommands = []subcommand{
 	{[]string{"ls", "list"}, func(d *Deps) *cobra.Command { return NewCmdLs(d, nil) }},
 	{[]string{"status"}, func(d *Deps) *cobra.Command { return NewCmdStatus(d, nil) }},
 	{[]string{"logs"}, func(d *Deps) *cobra.Command { return NewCmdLogs(d, nil) }},
+	{[]string{"events"}, func(d *Deps) *cobra.Command { return NewCmdEvents(d, nil) }},
 	{[]string{"stop"}, func(d *Deps) *cobra.Command { return NewCmdStop(d, nil) }},
 	{[]string{"wait"}, func(d *Deps) *cobra.Command { return NewCmdWait(d, nil) }},
 	{[]string{"promote"}, func(d *Deps) *cobra.Command { return NewCmdPromote(d, nil) }},

@@ -14,6 +14,7 @@ import (
 	"github.com/qtask/qtask/agent/route"
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/capture"
 )
 
 // RunOptions are the parsed flags and arguments of `qtask run`.
@@ -34,12 +35,16 @@ type RunOptions struct {
 	// agent's tool, which the foreground timeout stays under.
 	Script, Shell string
 	ToolTimeout   time.Duration
+	// AgentBackground: the agent runs this routed call in its own
+	// background (Claude's run_in_background), so nobody waits on it in
+	// the foreground: no long-running note.
+	AgentBackground bool
 	// Ready, for a --bg run with --ready or --ready-port: return only once
 	// the task is ready, or say why it is not.
 	Ready *tasks.ReadyOptions
 	// display is set by startRun for a foreground run on a terminal: the
 	// pane's raw bytes, colours and all, stream here instead of clean text.
-	display *tasks.Display
+	display *capture.Display
 }
 
 // NewCmdRun builds `qtask run`. runF replaces the work in tests of flag parsing.
@@ -292,13 +297,17 @@ func foregroundLimit(cfg config.Config, opts *RunOptions) (time.Duration, string
 }
 
 // reportPromoted tells the caller the task went on in the background (by
-// the promote key or command, or at the timeout) and where to find it; the
-// run exits 125.
+// the promote key or command, at the timeout, or released as its agent
+// ended) and where to find it; the run exits 125.
 func reportPromoted(deps *Deps, out *lineTracker, res *tasks.AttendResult, timeout time.Duration, agentMode bool) error {
 	end := res.Task
 	id := displayValue(end.ID)
 	out.endLine()
-	if agentMode {
+	switch {
+	case agentMode && end.CallerGone:
+		fmt.Fprint(out, agent.LeftRunning(deps.agentName(), id, displayValue(end.OutputPath)))
+		return &ExitError{Code: exitPromoted}
+	case agentMode:
 		fmt.Fprint(out, agent.MovedToBackground(deps.agentName(), id, displayValue(end.OutputPath), timeout, res.TimedOut))
 		return &ExitError{Code: exitPromoted}
 	}
@@ -324,7 +333,7 @@ func reportEnd(deps *Deps, out *lineTracker, end *tasks.Task, timeout time.Durat
 		out.endLine()
 		fmt.Fprintf(deps.IO.ErrOut, "qtask: task %s %s\n", id, displayCommand(end.StatusText(), 200))
 	}
-	if end.EndedByItself() {
+	if end.EndedByItself() && !opts.AgentBackground {
 		if hint := longRunHint(deps, end, timeout, longRunNote, opts.Agent); hint != "" {
 			out.endLine()
 			fmt.Fprintln(deps.IO.ErrOut, hint)

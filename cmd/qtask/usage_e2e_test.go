@@ -30,6 +30,7 @@ func TestEveryCommandRefusesBadInputInOneLine(t *testing.T) {
 		"ls":                    {m("x"), m("-o", "nope")},
 		"status":                {m(), m("a", "b")},
 		"logs":                  {m(), m("--tail", "x", "1"), m("--tail", "-5", "1"), m("--offset", "x", "1")},
+		"events":                {m("a", "b"), m("--follow=zz")},
 		"stop":                  {m(), m("--grace", "zz", "1")},
 		"wait":                  {m(), m("--timeout", "zz", "1")},
 		"promote":               {m("a", "b")},

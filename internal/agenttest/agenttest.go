@@ -396,6 +396,15 @@ func Output(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
 // them. The interrupt kills them at once, and the session's transcript is
 // complete by then, so --continue resumes it all the same.
 func OutputEndedAtResult(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
+	return OutputSignalledAtResult(ctx, cmd, os.Interrupt)
+}
+
+// OutputSignalledAtResult is OutputEndedAtResult with sig sent to Claude
+// (its process alone, not its group) at its "result" event: SIGTERM or
+// SIGHUP as a closed terminal or `timeout` would end it, SIGKILL as a
+// crash would. Claude's exit by sig (or with 128+sig, as it reports one
+// it handled) is not an error.
+func OutputSignalledAtResult(ctx context.Context, cmd *exec.Cmd, sig os.Signal) ([]byte, error) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -415,10 +424,16 @@ func OutputEndedAtResult(ctx context.Context, cmd *exec.Cmd) ([]byte, error) {
 			Type string `json:"type"`
 		}
 		if !interrupted && json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "result" {
-			interrupted = cmd.Process.Signal(os.Interrupt) == nil
+			interrupted = cmd.Process.Signal(sig) == nil
 		}
 	}
 	err = cmd.Wait()
+	if s, ok := sig.(syscall.Signal); ok && interrupted && cmd.ProcessState != nil {
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if ws.Signaled() && ws.Signal() == s || ws.Exited() && ws.ExitStatus() == 128+int(s) {
+			err = nil
+		}
+	}
 	if ctx.Err() != nil {
 		err = errors.Join(ctx.Err(), err)
 	}

@@ -114,6 +114,10 @@ func (d *recordDecoder) field(key string, r *Record) bool {
 		return d.int(&r.Events)
 	case "events_dropped":
 		return d.int(&r.EventsDropped)
+	case "pane_kept":
+		return d.bool(&r.PaneKept)
+	case "caller_gone":
+		return d.bool(&r.CallerGone)
 	case "wrapper_pid":
 		return d.int(&r.WrapperPID)
 	case "wrapper_start":
@@ -134,6 +138,10 @@ func (d *recordDecoder) field(key string, r *Record) bool {
 		return d.int64(&r.OutputMaxBytes)
 	case "keep_full_screen":
 		return d.bool(&r.KeepFullScreen)
+	case "keep_failed_pane":
+		return d.bool(&r.KeepFailedPane)
+	case "keep_raw_output":
+		return d.bool(&r.KeepRawOutput)
 	case "status_format":
 		return d.string(&r.StatusFormat)
 	case "output_acked":

@@ -45,6 +45,8 @@ func (r *Record) AppendJSON(buf []byte) ([]byte, error) {
 	e.strIf("end_marker", r.EndMarker)
 	e.intIf("output_max_bytes", r.OutputMaxBytes)
 	e.boolIf("keep_full_screen", r.KeepFullScreen)
+	e.boolIf("keep_failed_pane", r.KeepFailedPane)
+	e.boolIf("keep_raw_output", r.KeepRawOutput)
 	e.strIf("status_format", r.StatusFormat)
 	e.boolIf("output_acked", r.OutputAcked)
 	e.timeIf("stop_requested_at", r.StopRequestedAt)
@@ -94,6 +96,8 @@ func (e *jsonEncoder) task(t *Task) {
 	e.strIf("settling", t.Settling)
 	e.intIf("events", int64(t.Events))
 	e.intIf("events_dropped", int64(t.EventsDropped))
+	e.boolIf("pane_kept", t.PaneKept)
+	e.boolIf("caller_gone", t.CallerGone)
 }
 
 func (e *jsonEncoder) key(k string) {

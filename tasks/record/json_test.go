@@ -30,10 +30,10 @@ func recordOfEveryField() Record {
 		Task: Task{ID: "0004e2f7", Name: "build ⏵", Kind: KindMonitor, Command: "make -j8 all", Cwd: "/src",
 			Scope: "%3", Status: StatusFailed, ExitCode: &code, Error: "exited with code 3", PID: 4242, PaneID: "%7",
 			StartedAt: at.Add(-time.Minute), EndedAt: &at, OutputPath: "/state/output/0004e2f7.log", Background: true,
-			OutputComplete: true, OutputLoss: "1 byte", Settling: "no space left on device", Events: 5, EventsDropped: 2},
+			OutputComplete: true, OutputLoss: "1 byte", Settling: "no space left on device", Events: 5, EventsDropped: 2, PaneKept: true, CallerGone: true},
 		WrapperPID: 4241, WrapperStart: 1 << 40, CommandStart: 1<<40 + 2, Session: 4241, Adopted: true, AwaitScrollback: true,
 		TmuxServer: tmux.NewSocketServer("/tmp/tmux-0/default"), EndMarker: "qtask-end:0004e2f7:aa502120", OutputMaxBytes: 32 << 20,
-		KeepFullScreen: true, StatusFormat: "⏵{running} ✗{failed}", OutputAcked: true, StopRequestedAt: &at, StopReason: "timed out",
+		KeepFullScreen: true, KeepFailedPane: true, KeepRawOutput: true, StatusFormat: "⏵{running} ✗{failed}", OutputAcked: true, StopRequestedAt: &at, StopReason: "timed out",
 		WaiterPID: 99, CallerPane: "%1", PromotedAt: &at, ExitedAt: &at, ExitedCode: &exited,
 	}
 }

@@ -66,6 +66,17 @@ type Task struct {
 	// and EventsDropped how many matching lines the throttle dropped.
 	Events        int `json:"events,omitempty"`
 	EventsDropped int `json:"events_dropped,omitempty"`
+	// PaneKept says the task failed and its dead pane was left open for a
+	// person to look at (config keep_failed_pane): `qtask attach` shows
+	// it. The pane closes once someone has looked and left it, so it may
+	// be gone since; removing the task closes it too.
+	PaneKept bool `json:"pane_kept,omitempty"`
+	// CallerGone says that whoever waited on the task in the foreground
+	// to report its end (a `qtask run`, or a coding agent through its
+	// shell prefix) went away, or was left by its agent, while it ran:
+	// its end is told through its scope's queue instead, and the
+	// notification says that it kept running after its caller ended.
+	CallerGone bool `json:"caller_gone,omitempty"`
 }
 
 // Running reports whether the task has not reached a terminal status.
@@ -186,6 +197,11 @@ type Record struct {
 	OutputMaxBytes int64  `json:"output_max_bytes,omitempty"`
 	// KeepFullScreen: the caller's keep_full_screen, read by the capture.
 	KeepFullScreen bool `json:"keep_full_screen,omitempty"`
+	// KeepFailedPane: the caller's keep_failed_pane, read by the wrapper
+	// when the command fails; KeepRawOutput: its keep_raw_output, read by
+	// the capture.
+	KeepFailedPane bool `json:"keep_failed_pane,omitempty"`
+	KeepRawOutput  bool `json:"keep_raw_output,omitempty"`
 	// StatusFormat is the caller's status_format, for the status segment
 	// the wrapper updates when the task ends (its environment, and so its
 	// config, may not be the caller's).

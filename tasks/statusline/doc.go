@@ -3,7 +3,7 @@
 // nobody has looked at, the format that renders them, the push of the
 // rendered segment to every tmux server that shows it), and the one-line
 // message, or bell, that tells a session's clients a task they started
-// ended.
+// ended (or, when the plugin's option asks, that a monitor saw an event).
 //
 // It must cost next to nothing: tmux may run `qtask status-line` every
 // second, and every start and end of a task updates it. So the counts are

@@ -16,21 +16,29 @@ import (
 // When a background task ends, the people watching the session it was
 // started from are told on their status line (or by their terminal's
 // bell): the segment's counts say that something ended, this says what.
+// A background monitor's events can be shown the same way.
 
 // notifyOption is the tmux user option saying how the people watching
 // the session that started a background task hear that it ended:
-// "message" (the default, and any value but these two), notifyBell or
-// notifyOff.
+// notifyMessage (the default, and any value but the other two), notifyBell
+// or notifyOff.
 const notifyOption = "@qtask-notify"
 
-// The values of notifyOption other than "message".
+// The values of notifyOption (and of eventsOption).
 const (
-	notifyBell = "bell"
-	notifyOff  = "off"
+	notifyMessage = "message"
+	notifyBell    = "bell"
+	notifyOff     = "off"
 )
 
+// eventsOption is the tmux user option that, set to "on", shows each event
+// of a background monitor to the people watching the session that started
+// it, as an end is shown (set to notifyBell, rings their bell instead).
+// Off unless set: events can come once a second.
+const eventsOption = "@qtask-notify-events"
+
 // notifyTimeOption is the tmux user option saying how long, in
-// milliseconds, the end message stays on the status line (0: until a key
+// milliseconds, the end message (and an event's) stays on the status line (0: until a key
 // is pressed). Unset or not a number: defaultNotifyTime. tmux's own
 // display-time, 750 ms by default, is easily missed.
 const notifyTimeOption = "@qtask-notify-time"
@@ -62,9 +70,26 @@ type Ended struct {
 // Only those clients, never others. Whether a task is told at all is the
 // caller's decision. Best effort: the task has ended whatever tmux says.
 func TellEnd(server tmux.Server, caller tmux.PaneID, e Ended) {
+	tell(server, caller, notifyOption, notifyMessage, e.message())
+}
+
+// TellEvent shows an event line of a monitor (its label, as the user
+// knows it) to the clients attached to the session of caller, as an end
+// is shown: `⚑ tail -F app.log: ERROR disk full`; only when
+// eventsOption is set, as events can come once a second.
+func TellEvent(server tmux.Server, caller tmux.PaneID, label, line string) {
+	tell(server, caller, eventsOption, notifyOff, "⚑ "+ShortLabel(label, 30)+": "+ShortLabel(line, 80))
+}
+
+// tell tells the clients attached to the session of caller text, as tmux
+// option says (a message, a bell, or nothing; fallback when it is unset).
+func tell(server tmux.Server, caller tmux.PaneID, option, fallback, text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
 	defer cancel()
-	mode, err := server.GlobalOption(ctx, notifyOption)
+	mode, err := server.GlobalOption(ctx, option)
+	if mode == "" {
+		mode = fallback
+	}
 	if err != nil || mode == notifyOff {
 		return
 	}
@@ -85,14 +110,14 @@ func TellEnd(server tmux.Server, caller tmux.PaneID, e Ended) {
 	}
 	shown, _ := server.GlobalOption(ctx, notifyTimeOption)
 	for _, c := range clients {
-		server.MessageFor(ctx, c, e.message(), notifyTime(shown))
+		server.MessageFor(ctx, c, text, notifyTime(shown))
 	}
 }
 
 // message is the one line a client is shown when a task ends.
 func (e Ended) message() string {
 	runtime := e.Runtime.Round(time.Second)
-	label := shortLabel(e.Label, 40)
+	label := ShortLabel(e.Label, 40)
 	if e.Completed {
 		return fmt.Sprintf("✓ %s %s", label, runtime)
 	}
@@ -103,10 +128,10 @@ func (e Ended) message() string {
 	return fmt.Sprintf("✗ %s %s %s — qtask status %s", label, why, runtime, e.ID)
 }
 
-// shortLabel makes a command or name safe and short for a status line:
-// controls (including bidi ones) become spaces, and it is cut at width
-// characters.
-func shortLabel(s string, width int) string {
+// ShortLabel makes a command or name safe and short for a line tmux shows
+// (the status line, a kept pane's note): controls (including bidi ones)
+// become spaces, and it is cut at width characters.
+func ShortLabel(s string, width int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 			return ' '

@@ -6,10 +6,10 @@ import (
 )
 
 func TestShortLabel(t *testing.T) {
-	if got := shortLabel("make\x1b[31m\u202e all", 40); got != "make [31m  all" {
+	if got := ShortLabel("make\x1b[31m\u202e all", 40); got != "make [31m  all" {
 		t.Errorf("controls not blanked: %q", got)
 	}
-	if got := shortLabel("abcdefghij", 5); got != "abcd…" {
+	if got := ShortLabel("abcdefghij", 5); got != "abcd…" {
 		t.Errorf("cut: %q", got)
 	}
 }

@@ -37,6 +37,8 @@ func StartOptions(cfg config.Config, env config.Env, environ []string, self stri
 		Self:           self,
 		OutputMaxBytes: cfg.OutputMaxBytes,
 		KeepFullScreen: cfg.KeepFullScreen,
+		KeepFailedPane: cfg.KeepFailedPane,
+		KeepRawOutput:  cfg.KeepRawOutput,
 		StatusFormat:   cfg.StatusFormat,
 		StopGrace:      cfg.StopGrace,
 		KeepFinished:   cfg.KeepFinished,

@@ -1,6 +1,7 @@
-package tasks
+package capture
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -49,14 +50,26 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func newTestCapture(mode captureMode) *paneCapture {
-	return &paneCapture{mode: mode, stop: make(chan struct{}), done: make(chan struct{})}
+func newTestCapture(mode Mode) *Pane {
+	return &Pane{mode: mode, alive: procRuns, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// procRuns is what the store tells a capture of a process (PaneOptions.Alive):
+// there, and neither stopped nor a zombie, by its state in /proc/PID/stat.
+func procRuns(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(stat, ')')
+	if err != nil || i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state != 'T' && state != 't' && state != 'Z'
 }
 
 // connectPaneShell runs a handshake's shell as tmux would and connects a
 // capture of mode to it: the capture, the shell, tmux's end of the pane's
 // pipe and what the capture reads.
-func connectPaneShell(t *testing.T, mode captureMode) (*paneCapture, *exec.Cmd, *os.File, *os.File) {
+func connectPaneShell(t *testing.T, mode Mode) (*Pane, *exec.Cmd, *os.File, *os.File) {
 	t.Helper()
 	c := newTestCapture(mode)
 	h, err := newPipeHandshake()

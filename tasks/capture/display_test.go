@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func testDisplay(t *testing.T, marker string) (*displayOut, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &displayOut{fd: fds[1], size: size, note: displaySkipped("abc"), marker: newMarkerScan(marker)}, fds[0]
+	return &displayOut{fd: fds[1], size: size, note: displaySkipped("abc"), raw: newRawFilter(marker)}, fds[0]
 }
 
 // drain reads what the pipe holds.

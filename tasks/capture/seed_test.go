@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ func TestSplitSnapshot(t *testing.T) {
 		{3, "", 1}, // the echo was on the screen: its rows are hidden
 		{5, "", 3},
 	} {
-		final, seed := splitSnapshot(snap, tc.start)
+		final, seed := SplitSnapshot(snap, tc.start)
 		if final != tc.wantFinal || seed.Hidden != tc.wantHidden || len(seed.Rows) != 3 || seed.CursorX != 5 || seed.CursorY != 1 {
 			t.Errorf("start %d: final %q, seed %+v; want final %q, %d hidden rows of 3, cursor 5,1", tc.start, final, seed, tc.wantFinal, tc.wantHidden)
 		}

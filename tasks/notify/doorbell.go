@@ -1,15 +1,17 @@
-package tasks
+package notify
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // A reader waiting for a scope's notifications (`qtask agent inbox --wait`,
@@ -43,25 +45,10 @@ func ringDoorbells(scopeDir string) {
 		return
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), doorbellPrefix) || e.Type() != fs.ModeNamedPipe {
-			continue
-		}
-		if fd, ok := openReadFIFO(filepath.Join(dir, e.Name())); ok {
-			syscall.Write(fd, []byte{1})
-			syscall.Close(fd)
+		if strings.HasPrefix(e.Name(), doorbellPrefix) && e.Type() == fs.ModeNamedPipe {
+			statefs.RingFIFO(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// openReadFIFO opens the FIFO at path for writing, without blocking, if
-// someone reads it; one nobody reads any more (its reader died) is
-// removed. A FIFO with no reader is what makes the open fail with ENXIO.
-func openReadFIFO(path string) (int, bool) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, syscall.ENXIO) {
-		os.Remove(path)
-	}
-	return fd, err == nil
 }
 
 // doorbell is one waiter's FIFO.
@@ -76,7 +63,7 @@ type doorbell struct {
 // poller, and Close ends them.
 func openDoorbell(scopeDir string) (*doorbell, error) {
 	dir := waitersDir(scopeDir)
-	if err := mkdirPrivate(dir); err != nil {
+	if err := statefs.MkdirPrivate(dir); err != nil {
 		return nil, err
 	}
 	var b [6]byte
@@ -112,4 +99,47 @@ func (d *doorbell) listen(rung chan<- struct{}) {
 func (d *doorbell) close() {
 	os.Remove(d.path)
 	d.f.Close()
+}
+
+// Listen makes a doorbell in each of scopes' waiters directories and
+// sends on rung (without blocking: one pending ring is enough) each time
+// one rings, until stop is called. A doorbell it cannot make is left out:
+// the caller's slow heartbeat covers it.
+func (q *Queue) Listen(scopes []string, rung chan<- struct{}) (stop func()) {
+	var bells []*doorbell
+	err := statefs.MkdirPrivate(q.notifyDir())
+	for _, scope := range scopes {
+		dir := q.ScopeDir(scope)
+		if err == nil {
+			err = statefs.MkdirPrivate(dir)
+		}
+		var bell *doorbell
+		if err == nil {
+			bell, err = openDoorbell(dir)
+		}
+		if err != nil {
+			break
+		}
+		bells = append(bells, bell)
+		go bell.listen(rung)
+	}
+	return func() {
+		for _, bell := range bells {
+			bell.close()
+		}
+	}
+}
+
+// SweepDoorbells removes the doorbells of waiters that were killed, once
+// older than age at now (see statefs.SweepFIFOs): ringing a scope removes
+// those too, but a scope may never be rung again.
+func (q *Queue) SweepDoorbells(now time.Time, age time.Duration) {
+	scopes, _ := q.Dirs()
+	var dirs []string
+	for _, scope := range scopes {
+		// The scope's own directory too: qtask before 2026-11-26 kept
+		// doorbells there, and a waiter killed then left one.
+		dirs = append(dirs, scope, waitersDir(scope))
+	}
+	statefs.SweepFIFOs(dirs, func(name string) bool { return strings.HasPrefix(name, doorbellPrefix) }, now, age)
 }

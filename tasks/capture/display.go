@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,17 +54,19 @@ type Display struct {
 	err  error // of writing out, set by the copier before done
 }
 
-// NewDisplay makes a display FIFO in the state directory and opens it;
-// StartOptions.Display names it to the task. The caller holds it read and
-// write, so its reads wait for bytes instead of seeing an end before the
-// capture opens its end.
-func (s *Store) NewDisplay() (*Display, error) {
-	name, err := newID()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(s.tasksDir(), displayPrefix+name+displaySuffix)
-	if err := unix.Mkfifo(path, fileMode); err != nil {
+// IsDisplayName reports whether name is that of a display FIFO, for the
+// prune of those whose caller was killed before it removed its own.
+func IsDisplayName(name string) bool {
+	return strings.HasPrefix(name, displayPrefix) && strings.HasSuffix(name, displaySuffix)
+}
+
+// NewDisplay makes a display FIFO named name in dir, the store's tasks
+// directory, and opens it; tasks.StartOptions.Display names it to the task. The
+// caller holds it read and write, so its reads wait for bytes instead of
+// seeing an end before the capture opens its end.
+func NewDisplay(dir, name string) (*Display, error) {
+	path := filepath.Join(dir, displayPrefix+name+displaySuffix)
+	if err := unix.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("create display pipe: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
@@ -90,8 +93,9 @@ func (d *Display) Close() error {
 	return d.f.Close()
 }
 
-// copyTo copies the raw stream to out until stop.
-func (d *Display) copyTo(out io.Writer) {
+// CopyTo copies the raw stream to out, on a goroutine of its own, until
+// Stop.
+func (d *Display) CopyTo(out io.Writer) {
 	d.done = make(chan struct{})
 	go func() {
 		defer close(d.done)
@@ -111,10 +115,10 @@ func (d *Display) copyTo(out io.Writer) {
 	}()
 }
 
-// stop ends the copy and writes out what is left in the FIFO: everything
+// Stop ends the copy and writes out what is left in the FIFO: everything
 // the capture passed on before the caller looked at the task's record.
 // cut says the command runs on: the terminal's settings are restored.
-func (d *Display) stop(out io.Writer, cut bool) error {
+func (d *Display) Stop(out io.Writer, cut bool) error {
 	d.f.SetReadDeadline(time.Now())
 	<-d.done
 	if d.err != nil {
@@ -150,23 +154,62 @@ type displayOut struct {
 	size    int    // the FIFO's capacity
 	note    []byte // displaySkipped
 	skipped bool   // the last chunk was dropped, and the note written
+	raw     rawFilter
+}
+
+// rawFilter passes a pane's raw bytes on as another terminal may be shown
+// them (a foreground caller's, or whoever reads `logs --raw`): escapes and
+// colours included, qtask's own end marker and the program's questions to
+// its terminal left out.
+type rawFilter struct {
 	// The end marker the wrapper prints into the pane is qtask's own: it
-	// is kept off the caller's terminal. held is the start of what may be
-	// the marker, shown once it turns out not to be.
+	// is kept out. held is the start of what may be the marker, passed on
+	// once it turns out not to be.
 	marker    markerScan
 	held, buf []byte
 	// The program's questions to its terminal were answered by tmux; the
-	// caller's terminal must not answer them again (see queryFilter).
+	// terminal shown them must not answer them again (see queryFilter),
+	// into whatever reads its input.
 	queries queryFilter
 	shown   []byte
+}
+
+func newRawFilter(endMarker string) rawFilter {
+	return rawFilter{marker: newMarkerScan(endMarker)}
+}
+
+// pass returns what of p may be shown, in a buffer reused by the next call.
+func (f *rawFilter) pass(p []byte) []byte {
+	out := append(f.buf[:0], f.held...)
+	for len(p) > 0 {
+		n, found := f.marker.scan(p)
+		out = append(out, p[:n]...)
+		if found {
+			// out ends with the marker: ESC ] pattern, then BEL or ESC \.
+			end := len(f.marker.pat) + 1
+			if p[n-1] == '\\' {
+				end++
+			}
+			out = out[:max(0, len(out)-end)]
+		}
+		p = p[n:]
+	}
+	keep := 0
+	if !f.marker.done {
+		keep = f.marker.i
+	}
+	f.held = append(f.held[:0], out[len(out)-keep:]...)
+	f.buf = out
+	f.shown = f.queries.filter(f.shown[:0], out[:len(out)-keep])
+	return f.shown
 }
 
 // openDisplayOut opens the display FIFO at path for writing, without
 // waiting, and removes its name: nothing else opens it. It returns nil if
 // there is no display, its caller is already gone (ENXIO), or path is not
-// one of the state directory's display FIFOs.
-func (s *Store) openDisplayOut(path string, r *record) *displayOut {
-	if path == "" || filepath.Dir(path) != s.tasksDir() {
+// in dir, the store's tasks directory.
+func openDisplayOut(dir, path string, f File) *displayOut {
+	if path == "" || filepath.Dir(path) != dir {
 		return nil
 	}
 	defer os.Remove(path)
@@ -180,7 +223,7 @@ func (s *Store) openDisplayOut(path string, r *record) *displayOut {
 		unix.Close(fd)
 		return nil
 	}
-	return &displayOut{fd: fd, size: size, note: displaySkipped(r.ID), marker: newMarkerScan(r.EndMarker)}
+	return &displayOut{fd: fd, size: size, note: displaySkipped(f.ID), raw: newRawFilter(f.EndMarker)}
 }
 
 // write passes the raw bytes p on to the caller, without the end marker
@@ -189,28 +232,7 @@ func (d *displayOut) write(p []byte) {
 	if d == nil || d.fd < 0 {
 		return
 	}
-	out := append(d.buf[:0], d.held...)
-	for len(p) > 0 {
-		n, found := d.marker.scan(p)
-		out = append(out, p[:n]...)
-		if found {
-			// out ends with the marker: ESC ] pattern, then BEL or ESC \.
-			end := len(d.marker.pat) + 1
-			if p[n-1] == '\\' {
-				end++
-			}
-			out = out[:max(0, len(out)-end)]
-		}
-		p = p[n:]
-	}
-	keep := 0
-	if !d.marker.done {
-		keep = d.marker.i
-	}
-	d.held = append(d.held[:0], out[len(out)-keep:]...)
-	d.buf = out
-	d.shown = d.queries.filter(d.shown[:0], out[:len(out)-keep])
-	d.send(d.shown)
+	d.send(d.raw.pass(p))
 }
 
 // send passes p on to the caller if it fits, else drops it and says so.

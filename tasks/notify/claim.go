@@ -1,4 +1,4 @@
-package tasks
+package notify
 
 import (
 	"errors"
@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // Claims: a notification leaves its queue only once it was delivered.
@@ -38,7 +39,7 @@ import (
 
 // claimsDir holds the claim directories of readers delivering now, and
 // those that died delivering.
-func (s *Store) claimsDir() string { return filepath.Join(s.dir, "claims") }
+func (q *Queue) claimsDir() string { return filepath.Join(q.dir, "claims") }
 
 // doneClaimPrefix names a committed claim, which is only to be removed.
 const doneClaimPrefix = "done."
@@ -47,31 +48,23 @@ const doneClaimPrefix = "done."
 // each tool call, and calls run concurrently.
 var claimCount atomic.Uint64
 
-// ownStart is this process's start time, the half of a claim's name that
-// tells a live reader from a recycled pid.
-var ownStart = sync.OnceValue(func() uint64 { return processStart(os.Getpid()) })
-
-// Delivery is what a reader claimed from its scopes' queues. The reader
-// writes List to its consumer, then calls Commit if the write succeeded
-// and Release if it did not; until one of them is called (or the reader
-// dies) no other reader gets these notifications.
-type Delivery struct {
-	// List is what to deliver, in the order the tasks ended.
-	List []*Notification
-	s    *Store
-	// dir is the claim directory; "" when nothing is claimed (a peek, or
-	// nothing pending) or once committed or released.
+// Claim is what a reader claimed from its scopes' queues: no other reader
+// gets these entries until the reader calls Commit (the delivery
+// succeeded) or Release (it did not), or dies. A nil Claim holds nothing.
+type Claim struct {
+	q *Queue
+	// dir is the claim directory; "" once committed or released.
 	dir string
 }
 
-// Commit removes the delivered notifications from the queue for good.
-// Its error says they were delivered but may be delivered again.
-func (d *Delivery) Commit() error {
-	if d == nil || d.dir == "" {
+// Commit removes the delivered entries from the queue for good. Its error
+// says they were delivered but may be delivered again.
+func (c *Claim) Commit() error {
+	if c == nil || c.dir == "" {
 		return nil
 	}
-	dir := d.dir
-	d.dir = ""
+	dir := c.dir
+	c.dir = ""
 	done := filepath.Join(filepath.Dir(dir), doneClaimPrefix+filepath.Base(dir))
 	if err := os.Rename(dir, done); err != nil {
 		return fmt.Errorf("delivered notifications stay queued, a later reader will deliver them again: %w", err)
@@ -80,92 +73,81 @@ func (d *Delivery) Commit() error {
 	return nil
 }
 
-// Release puts the notifications back in their queues, undelivered, for
-// the next reader.
-func (d *Delivery) Release() error {
-	if d == nil || d.dir == "" {
+// Release puts the entries back in their queues, undelivered, for the
+// next reader.
+func (c *Claim) Release() error {
+	if c == nil || c.dir == "" {
 		return nil
 	}
-	dir := d.dir
-	d.dir = ""
-	return d.s.returnClaim(dir)
+	dir := c.dir
+	c.dir = ""
+	return c.q.returnClaim(dir)
 }
 
-// Deliver calls write, then commits the notifications if it succeeded and
-// releases them if it failed (returning its error).
-func (d *Delivery) Deliver(write func() error) error {
-	if err := write(); err != nil {
-		return errors.Join(err, d.Release())
-	}
-	return d.Commit()
-}
-
-// claim moves the entries of list into a new claim directory of this
-// process and returns the delivery of those it got, for a caller holding
-// the state lock. An entry that is gone (pruned meanwhile) is left out.
-func (s *Store) claim(list []pendingNotice, opts NotifyOptions) (*Delivery, error) {
-	d := &Delivery{s: s}
+// Claim moves list's entries into a new claim directory of this process,
+// for a caller holding the state lock, and returns the claim and the
+// entries it got, in list's order. An entry that is gone (pruned
+// meanwhile) is left out. An empty list claims nothing (a nil Claim).
+func (q *Queue) Claim(list []Entry) (*Claim, []Entry, error) {
 	if len(list) == 0 {
-		return d, nil
+		return nil, nil, nil
 	}
-	if err := mkdirPrivate(s.claimsDir()); err != nil {
-		return nil, fmt.Errorf("claim notifications: %w", err)
+	if err := statefs.MkdirPrivate(q.claimsDir()); err != nil {
+		return nil, nil, fmt.Errorf("claim notifications: %w", err)
 	}
-	name := fmt.Sprintf("%d.%d.%d", os.Getpid(), ownStart(), claimCount.Add(1))
-	d.dir = filepath.Join(s.claimsDir(), name)
-	if err := os.Mkdir(d.dir, dirMode); err != nil {
-		return nil, fmt.Errorf("claim notifications: %w", err)
+	name := fmt.Sprintf("%d.%d.%d", os.Getpid(), q.ownStart(), claimCount.Add(1))
+	c := &Claim{q: q, dir: filepath.Join(q.claimsDir(), name)}
+	if err := os.Mkdir(c.dir, statefs.DirMode); err != nil {
+		return nil, nil, fmt.Errorf("claim notifications: %w", err)
 	}
-	got := list[:0]
-	for _, p := range list {
-		scope := filepath.Base(filepath.Dir(p.path))
-		err := os.Rename(p.path, filepath.Join(d.dir, scope+"."+filepath.Base(p.path)))
+	got := list[:0:0]
+	for _, e := range list {
+		scope := filepath.Base(filepath.Dir(e.path))
+		err := os.Rename(e.path, filepath.Join(c.dir, scope+"."+filepath.Base(e.path)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("claim notifications: %w", err), d.Release())
+			return nil, nil, errors.Join(fmt.Errorf("claim notifications: %w", err), c.Release())
 		}
-		got = append(got, p)
+		got = append(got, e)
 	}
-	d.List = notificationsOf(got, opts)
-	return d, nil
+	return c, got, nil
 }
 
 // abandonedClaims lists the claim directories (committed or not) whose
 // reader is gone.
-func (s *Store) abandonedClaims() ([]string, error) {
-	names, err := namesIn(s.claimsDir(), claimAbandoned)
+func (q *Queue) abandonedClaims() ([]string, error) {
+	names, err := statefs.Names(q.claimsDir(), q.claimAbandoned)
 	if err != nil {
 		return nil, fmt.Errorf("read notification claims: %w", err)
 	}
 	return names, nil
 }
 
-// returnAbandonedClaims puts the entries of claims whose reader died back
-// in their queues, and removes the committed claims such a reader left,
-// for a caller holding the state lock (so two readers never both return
-// one).
-func (s *Store) returnAbandonedClaims() error {
-	names, err := s.abandonedClaims()
+// ReturnAbandoned puts the entries of claims whose reader died back in
+// their queues, and removes the committed claims such a reader left, for
+// a caller holding the state lock (so two readers never both return one).
+func (q *Queue) ReturnAbandoned() error {
+	names, err := q.abandonedClaims()
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, name := range names {
-		dir := filepath.Join(s.claimsDir(), name)
+		dir := filepath.Join(q.claimsDir(), name)
 		if strings.HasPrefix(name, doneClaimPrefix) {
 			errs = append(errs, os.RemoveAll(dir))
 			continue
 		}
-		errs = append(errs, s.returnClaim(dir))
+		errs = append(errs, q.returnClaim(dir))
 	}
 	return errors.Join(errs...)
 }
 
 // claimAbandoned reports whether name is a claim directory whose reader,
 // the process its pid and start time name, is gone.
-func claimAbandoned(name string) bool {
+func (q *Queue) claimAbandoned(name string) bool {
 	f := strings.Split(strings.TrimPrefix(name, doneClaimPrefix), ".")
 	if len(f) != 3 {
 		return false
@@ -175,12 +157,12 @@ func claimAbandoned(name string) bool {
 	if err != nil || err2 != nil || pid <= 0 {
 		return false
 	}
-	return !sameProcess(pid, start)
+	return !q.procs.Same(pid, start)
 }
 
 // returnClaim moves the entries of the claim directory dir back to their
 // queues and removes it. A name that is no claimed entry is removed.
-func (s *Store) returnClaim(dir string) error {
+func (q *Queue) returnClaim(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("return claimed notifications: %w", err)
@@ -189,16 +171,16 @@ func (s *Store) returnClaim(dir string) error {
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		scope, entry, _ := strings.Cut(e.Name(), ".")
-		if id, _ := entryID(entry); id == "" || !e.Type().IsRegular() || !isScopeDirName(scope) {
+		if id, _ := q.entryID(entry); id == "" || !e.Type().IsRegular() || !isScopeDirName(scope) {
 			errs = append(errs, os.RemoveAll(path))
 			continue
 		}
-		queue := filepath.Join(s.notifyDir(), scope)
-		if err := mkdirPrivate(s.notifyDir()); err != nil {
+		queue := filepath.Join(q.notifyDir(), scope)
+		if err := statefs.MkdirPrivate(q.notifyDir()); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := mkdirPrivate(queue); err != nil {
+		if err := statefs.MkdirPrivate(queue); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"context"
@@ -44,17 +44,18 @@ const (
 // a capture to watch as a process of its own.
 const captureVar = "QTASK_CAPTURE"
 
-// captureMode is how the wrapper gets its pane's pipe (captureVar).
-type captureMode int
+// Mode is how the wrapper gets its pane's pipe (captureVar); the zero
+// Mode is the usual way.
+type Mode int
 
 const (
-	captureTake     captureMode = iota // pidfd_getfd, else a handover helper, else a cat
-	captureHandover                    // a handover helper, else a cat
-	captureCat                         // a cat
+	captureTake     Mode = iota // pidfd_getfd, else a handover helper, else a cat
+	captureHandover             // a handover helper, else a cat
+	captureCat                  // a cat
 )
 
-// captureModeOf reads captureVar from env, the caller's environment.
-func captureModeOf(env []string) captureMode {
+// ModeOf reads captureVar from env, the caller's environment.
+func ModeOf(env []string) Mode {
 	switch {
 	case slices.Contains(env, captureVar+"=cat"):
 		return captureCat
@@ -67,7 +68,7 @@ func captureModeOf(env []string) captureMode {
 // gapTimeFormat is how the times of a gap read in the output file.
 const gapTimeFormat = "15:04:05.000"
 
-// paneCapture is the wrapper's in-process capture. tmux runs a pane's pipe
+// Pane is the wrapper's in-process capture. tmux runs a pane's pipe
 // as `sh -c COMMAND` with the pipe, a socket, on the shell's stdin. The
 // command is a handshake (pipeHandshake): the shell reports its pid through
 // a pipe of the wrapper's and waits; the wrapper takes the socket out of the
@@ -82,15 +83,14 @@ const gapTimeFormat = "15:04:05.000"
 // end marker passed (tmux closed it, the cat was killed) or stalls, the
 // wrapper attaches a fresh one and marks the gap in the file and the record:
 // output may be lost, never silently.
-type paneCapture struct {
-	s      *Store
-	id     string
+type Pane struct {
 	server Panes
 	pane   tmux.PaneID
 	tty    io.Writer // the pane: the end marker is printed here
+	alive  func(pid int) bool
 	marker string
 	sink   *captureSink
-	mode   captureMode
+	mode   Mode
 	// handoverFailed: a handover helper did not deliver; later attaches
 	// use a cat. The copier's alone.
 	handoverFailed bool
@@ -135,23 +135,47 @@ func (g *captureGap) String() string {
 		g.from.Local().Format(gapTimeFormat), g.to.Local().Format(gapTimeFormat), g.why)
 }
 
-// startCapture opens the task's output file and attaches the pane's pipe,
-// both before the command can print a byte. The pane's raw bytes also go to
-// display, if any.
-func (s *Store) startCapture(r *record, opts ExecOptions, display *displayOut, mode captureMode) (*paneCapture, error) {
-	width, height := paneSize(opts.Out)
-	sink, err := openSink(r, width, height)
+// Panes is the one tmux operation the capture needs: pointing a pane's
+// pipe at a shell command, replacing any pipe it has. The store passes its
+// tmux server (or a test's fake).
+type Panes interface {
+	PipeToCommand(ctx context.Context, pane tmux.PaneID, command string) error
+}
+
+// PaneOptions says which pane a wrapper captures and how.
+type PaneOptions struct {
+	Server Panes
+	Pane   tmux.PaneID
+	// TTY is the pane's terminal, the wrapper's stdout: the end marker is
+	// printed there, and its size is the pane's.
+	TTY *os.File
+	// Display is the FIFO of a foreground caller that shows the pane's
+	// raw bytes ("" for none); it is used only if it is one of
+	// DisplayDir's (see NewDisplay).
+	Display, DisplayDir string
+	// Mode is how the pipe is had (ModeOf).
+	Mode Mode
+	// Alive says whether process pid is there and neither stopped nor
+	// dead: a cat or a handover helper that is not is replaced at once
+	// (the store reads /proc for it).
+	Alive func(pid int) bool
+}
+
+// Start opens the task's output file and attaches the pane's pipe, both
+// before the command can print a byte. The caller must Finish it.
+func Start(f File, o PaneOptions) (*Pane, error) {
+	display := openDisplayOut(o.DisplayDir, o.Display, f)
+	width, height := paneSize(o.TTY)
+	sink, err := openSink(f, width, height)
 	if err != nil {
 		display.close()
 		return nil, err
 	}
 	sink.display = display
-	// Best effort: the settle records the losses in any case.
-	sink.onLoss = func(loss string) { s.noteLoss(r.ID, loss) }
-	sink.size = func() (int, int) { return paneSize(opts.Out) }
-	c := &paneCapture{
-		s: s, id: r.ID, server: s.panes(opts.Server), pane: opts.Pane, tty: opts.Out,
-		marker: r.EndMarker, sink: sink, mode: mode, stop: make(chan struct{}), done: make(chan struct{}),
+	sink.size = func() (int, int) { return paneSize(o.TTY) }
+	c := &Pane{
+		server: o.Server, pane: o.Pane, tty: o.TTY, alive: o.Alive,
+		marker: f.EndMarker, sink: sink, mode: o.Mode, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	h, err := c.attach()
 	if err != nil {
@@ -177,7 +201,7 @@ func paneSize(tty *os.File) (width, height int) {
 
 // attach points the pane's pipe at a fresh handshake, replacing any pipe
 // the pane has.
-func (c *paneCapture) attach() (*pipeHandshake, error) {
+func (c *Pane) attach() (*pipeHandshake, error) {
 	h, err := newPipeHandshake()
 	if err != nil {
 		return nil, fmt.Errorf("create output pipe: %w", err)
@@ -194,7 +218,7 @@ func (c *paneCapture) attach() (*pipeHandshake, error) {
 
 // run is the copier: it reads each pipe in turn until the end marker
 // passes.
-func (c *paneCapture) run(h *pipeHandshake) {
+func (c *Pane) run(h *pipeHandshake) {
 	defer close(c.done)
 	for {
 		in, err := c.connect(h)
@@ -229,7 +253,7 @@ func (c *paneCapture) run(h *pipeHandshake) {
 // pane's pipe, or the pipe its cat writes into; nil once the copier is
 // stopped. A shell that never reports is replaced when awaitMarker asks, a
 // pipe that could not be had at once.
-func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
+func (c *Pane) connect(h *pipeHandshake) (*os.File, error) {
 	for {
 		pid, err := h.awaitPID(captureCheck)
 		why := ""
@@ -272,7 +296,7 @@ func (c *paneCapture) connect(h *pipeHandshake) (*os.File, error) {
 // Either way the shell no longer waits. A shell gone, or a helper that did
 // not deliver, leaves nothing to read (nil, and why): tmux's pipe ended
 // with it.
-func (c *paneCapture) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
+func (c *Pane) takeOrCat(h *pipeHandshake, pid int) (*os.File, string) {
 	h.reported()
 	if c.mode == captureTake {
 		sock, err := takePipe(pid)
@@ -315,7 +339,7 @@ func pidfdOf(pid int) *os.File {
 // handOver has the shell pid of h become the handover helper and takes
 // the pipe it passes through l. Meanwhile the helper counts as live (see
 // live): it is what holds the pipe.
-func (c *paneCapture) handOver(h *pipeHandshake, pid int, l *handoverListener) (*os.File, error) {
+func (c *Pane) handOver(h *pipeHandshake, pid int, l *handoverListener) (*os.File, error) {
 	defer l.close()
 	helper := pidfdOf(pid) // readable once it exits
 	if helper == nil {
@@ -346,14 +370,14 @@ func takePipe(pid int) (*os.File, error) {
 	return socketFile(fd)
 }
 
-func (c *paneCapture) setSource(src pipeSource) {
+func (c *Pane) setSource(src pipeSource) {
 	c.mu.Lock()
 	c.source = src
 	c.mu.Unlock()
 }
 
 // release closes what the copier read and says why it ended, for the gap.
-func (c *paneCapture) release(in *os.File) string {
+func (c *Pane) release(in *os.File) string {
 	c.mu.Lock()
 	src, stalled := c.source, c.stalled
 	c.source, c.stalled = pipeSource{}, false
@@ -374,7 +398,7 @@ func (c *paneCapture) release(in *os.File) string {
 // replace attaches a fresh pipe and remembers the gap since from, to be
 // marked in the file once the new pipe is read. If the end marker was
 // already printed, it is printed again for the new pipe to carry.
-func (c *paneCapture) replace(from time.Time, why string) (*pipeHandshake, error) {
+func (c *Pane) replace(from time.Time, why string) (*pipeHandshake, error) {
 	h, err := c.attach()
 	if err != nil {
 		return nil, fmt.Errorf("re-attach the output pipe: %w", err)
@@ -394,7 +418,7 @@ func (c *paneCapture) replace(from time.Time, why string) (*pipeHandshake, error
 
 // markGap writes the pending gap, if any, into the file and the record.
 // Only the copier calls it: the sink is its own.
-func (c *paneCapture) markGap() {
+func (c *Pane) markGap() {
 	c.mu.Lock()
 	g := c.gap
 	c.gap = nil
@@ -405,7 +429,7 @@ func (c *paneCapture) markGap() {
 	}
 }
 
-func (c *paneCapture) fail(err error) {
+func (c *Pane) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failed == nil {
@@ -413,7 +437,7 @@ func (c *paneCapture) fail(err error) {
 	}
 }
 
-func (c *paneCapture) stopped() bool {
+func (c *Pane) stopped() bool {
 	select {
 	case <-c.stop:
 		return true
@@ -424,7 +448,7 @@ func (c *paneCapture) stopped() bool {
 
 // printMarker prints the end marker into the pane. OSC: terminals and tmux
 // ignore an unknown one; the copier does not.
-func (c *paneCapture) printMarker() {
+func (c *Pane) printMarker() {
 	fmt.Fprintf(c.tty, "\x1b]%s\a", c.marker)
 }
 
@@ -438,14 +462,14 @@ func (c *paneCapture) printMarker() {
 // the output whole.
 const paneClosedLoss = "the pane was closed before its output was all read; lines may be missing"
 
-// finish waits until everything the command printed is in the output file,
+// Finish waits until everything the command printed is in the output file,
 // closes it, and returns what was lost ("" when nothing was). paneClosed
 // says the pane is gone: then no marker can be printed, the capture reads
 // what the pipe still holds, and the output is complete only if the marker
 // had already passed (see paneClosedLoss). Output the file will not take
 // is retried until until; meanwhile blocked is told why. Output lost at
 // the end is said at the end of the file too.
-func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(error)) string {
+func (c *Pane) Finish(paneClosed bool, until time.Time, blocked func(error)) string {
 	if paneClosed {
 		select {
 		case <-c.done:
@@ -481,7 +505,7 @@ func (c *paneCapture) finish(paneClosed bool, until time.Time, blocked func(erro
 
 // awaitMarker prints the end marker and waits for the copier to pass it, as
 // long as the capture makes progress; see captureStall.
-func (c *paneCapture) awaitMarker() bool {
+func (c *Pane) awaitMarker() bool {
 	c.ending.Store(true)
 	c.printMarker()
 	tick := time.NewTicker(captureCheck)
@@ -515,7 +539,7 @@ func (c *paneCapture) awaitMarker() bool {
 
 // live says whether what the copier reads may still deliver: the pane's
 // pipe itself, or a cat that runs (not stopped, not gone).
-func (c *paneCapture) live() bool {
+func (c *Pane) live() bool {
 	c.mu.Lock()
 	src := c.source
 	c.mu.Unlock()
@@ -523,29 +547,28 @@ func (c *paneCapture) live() bool {
 	case src.sock != nil:
 		return true
 	case src.pid != 0:
-		return running(src.pid, src.pidfd)
+		return c.running(src.pid, src.pidfd)
 	}
 	return false
 }
 
 // running says whether process pid (pidfd: its pidfd, if any) is there and
 // neither stopped nor dead.
-func running(pid int, pidfd *os.File) bool {
+func (c *Pane) running(pid int, pidfd *os.File) bool {
 	if pidfd != nil {
 		fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
 		if n, err := unix.Poll(fds, 0); err != nil || n > 0 {
 			return false // exited: the pid may be another's now
 		}
 	}
-	st, err := readProcStat(pid)
-	return err == nil && st.state != 'T' && st.state != 't' && st.state != 'Z'
+	return c.alive(pid)
 }
 
 // restart replaces what the copier reads: the pipe it holds is shut down
 // and a cat or a handover helper killed, so that the copier sees the end
 // and attaches the next one; a shell that never reported is replaced by
 // the copier itself.
-func (c *paneCapture) restart() {
+func (c *Pane) restart() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch src := c.source; {
@@ -565,7 +588,7 @@ func (c *paneCapture) restart() {
 // halt ends the copier and waits for it: it notices within
 // captureIdleFlush, or, amid replacing its pipe, once the tmux call is
 // done (captureTmuxTimeout at most).
-func (c *paneCapture) halt() {
+func (c *Pane) halt() {
 	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done
 }

@@ -1,4 +1,4 @@
-package tasks
+package capture
 
 import (
 	"crypto/rand"
@@ -20,6 +20,12 @@ import (
 // (SCM_RIGHTS) and exits. That costs one process start per task, where the
 // cat it replaces would stay between tmux and the wrapper for the task's
 // whole life, woken for every piece of output.
+
+// HandoverVerb is run by a pane pipe's shell where the kernel will not let
+// the wrapper take the pipe itself: it passes its stdin, the pipe, to the
+// wrapper waiting on the abstract unix socket NAME, and exits:
+// `_handover NAME` (see Handover). The CLI serves it.
+const HandoverVerb = "_handover"
 
 // handoverPrefix begins the name of the abstract unix socket a wrapper
 // waits on for its pipe; a random suffix makes it one attach's.
@@ -91,7 +97,7 @@ var errNotTheHelper = errors.New("not the handover helper")
 // takeOffered reads the pipe the helper, process pid, sends on conn.
 func takeOffered(conn, pid int, deadline time.Time, stop <-chan struct{}) (*os.File, error) {
 	cred, err := unix.GetsockoptUcred(conn, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil || int(cred.Pid) != pid || int(cred.Uid) != effectiveUID() {
+	if err != nil || int(cred.Pid) != pid || int(cred.Uid) != os.Geteuid() {
 		return nil, errNotTheHelper
 	}
 	if _, err := awaitReadable([]int{conn}, deadline, stop); err != nil {
