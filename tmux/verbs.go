@@ -146,7 +146,12 @@ func (s Server) KeepDeadPane(ctx context.Context, pane PaneID, note string) erro
 		"set-option", "-p", "-t", t, "remain-on-exit-format", formatArg(note), ";",
 		// tmux 3.3a fires pane-focus-out with focus-events off too: a
 		// client counts as focused until its terminal says otherwise.
-		"set-hook", "-p", "-t", t, "pane-focus-out", commandLine([]string{"kill-pane", "-t", t}))
+		"set-hook", "-p", "-t", t, "pane-focus-out", commandLine([]string{"kill-pane", "-t", t}), ";",
+		// The capture is done: its pipe goes now. tmux 3.3a draws the dead
+		// pane's note only once a pane whose program exited has no unsent
+		// pipe output (window_pane_destroy_ready); a pipe still open when
+		// the pty closed first could leave the pane dead without its note.
+		"pipe-pane", "-t", t)
 	return err
 }
 
