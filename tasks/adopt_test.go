@@ -114,8 +114,7 @@ func TestAdopt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFakePanes("user", "qtask")
 			tc.panes.fakePanes = fake
-			s := newTestStore(t)
-			s.tmuxOf = func(tmux.Server) Panes { return tc.panes }
+			s := newTestStore(t, withPanes(func(tmux.Server) Panes { return tc.panes }))
 			pane := fake.addPane("user")
 			info := fake.panes[pane]
 			info.PID = shell.Process.Pid

@@ -30,10 +30,9 @@ func newFakePanes(sessions ...string) *fakePanes {
 	return f
 }
 
-// in puts a store's tmux calls through f.
-func (f *fakePanes) in(s *Store) *Store {
-	s.tmuxOf = func(tmux.Server) Panes { return f }
-	return s
+// option opens a store whose tmux calls go through f.
+func (f *fakePanes) option() option {
+	return withPanes(func(tmux.Server) Panes { return f })
 }
 
 // addPane opens a pane in session.

@@ -88,7 +88,7 @@ func TestPromote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePanes("user", "qtask")
-			s := f.in(newTestStore(t))
+			s := newTestStore(t, f.option())
 			r := saveRunning(t, s, "7a5c0001", time.Now().UTC())
 			r.TmuxServer, r.PaneID = tmux.NewSocketServer("/run/fake.sock"), string(f.addPane("user"))
 			if tc.prepare != nil {
@@ -148,7 +148,7 @@ func TestPromotePaneNamesOnlyATaskOfThatPane(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePanes("user", "qtask")
-			s := f.in(newTestStore(t))
+			s := newTestStore(t, f.option())
 			pane := f.addPane("user")
 			if tc.panePID == 0 {
 				f.KillPane(context.Background(), pane)

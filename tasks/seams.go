@@ -13,7 +13,7 @@ import (
 // Panes is what tasks asks of the tmux server holding a task's pane: start
 // its window, describe, move and close panes, and attach the pipes that
 // carry their output. tmux.Server is the real one; tests pass a fake
-// (Store.tmuxOf) so that Start, Adopt and Promote are tested without tmux.
+// (the withPanes option) so that Start, Adopt and Promote are tested without tmux.
 type Panes interface {
 	// StartWindow calls spec.Meanwhile, if set, exactly once before it
 	// returns, whatever the outcome.
@@ -28,11 +28,11 @@ type Panes interface {
 	KillPane(ctx context.Context, pane tmux.PaneID) error
 }
 
-// panes is the Panes of server: the server itself, unless a test put a
-// fake in the store.
+// panes is the Panes of server: the server itself, unless a test opened
+// the store with a fake (withPanes).
 func (s *Store) panes(server tmux.Server) Panes {
-	if s.tmuxOf != nil {
-		return s.tmuxOf(server)
+	if s.panesOf != nil {
+		return s.panesOf(server)
 	}
 	return server
 }
@@ -41,7 +41,7 @@ func (s *Store) panes(server tmux.Server) Panes {
 // process table the ownership proof reads (procTable), who is asking
 // (whose own group and session are never a target), and signals to a
 // process group or to one process. The real one is osProcesses; tests pass a fake
-// (Store.procsFake) so that Stop is tested without signalling anything,
+// (the withProcesses option) so that Stop is tested without signalling anything,
 // and without depending on where the test runs: in a pid namespace whose
 // session leader is outside (as in CI), getsid(2) answers 0.
 type processes interface {
@@ -82,10 +82,11 @@ func (osProcesses) signalProcess(pid int, start uint64, sig syscall.Signal) {
 	}
 }
 
-// procs is the store's processes: the machine's, unless a test set a fake.
+// procs is the store's processes: the machine's, unless a test opened
+// the store with a fake (withProcesses).
 func (s *Store) procs() processes {
-	if s.procsFake != nil {
-		return s.procsFake
+	if s.procsOf != nil {
+		return s.procsOf
 	}
 	return osProcesses{}
 }

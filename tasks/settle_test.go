@@ -67,9 +67,9 @@ func TestLostOutcome(t *testing.T) {
 	}
 }
 
-func newTestStore(t *testing.T) *Store {
+func newTestStore(t *testing.T, opts ...option) *Store {
 	t.Helper()
-	s, err := OpenStore(newStateDir(t))
+	s, err := OpenStore(newStateDir(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

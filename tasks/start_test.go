@@ -75,7 +75,7 @@ func TestStartOpensTheWindowWhereItBelongs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePanes("user", "qtask")
 			f.failStart = tc.failStart
-			s := f.in(newTestStore(t))
+			s := newTestStore(t, f.option())
 			caller := Caller{Pane: f.addPane("user"), Server: tc.callerServer}
 			f.calls = nil
 			task, err := s.Start(context.Background(), StartOptions{
@@ -141,8 +141,8 @@ func TestStartThatLosesItsClaimLeavesTheRivalsFiles(t *testing.T) {
 	for _, windowFails := range []bool{false, true} {
 		f := newFakePanes("qtask")
 		f.failStart = windowFails
-		s := newTestStore(t)
-		s.tmuxOf = func(tmux.Server) Panes { return &claimRival{fakePanes: f, s: s} }
+		var s *Store
+		s = newTestStore(t, withPanes(func(tmux.Server) Panes { return &claimRival{fakePanes: f, s: s} }))
 		_, err := s.Start(context.Background(), StartOptions{Command: "make", Cwd: t.TempDir(), Shell: "sh",
 			Self: "/bin/true", Session: "qtask", Server: tmux.NewSocketServer("/run/fake.sock"), Background: true})
 		if !errors.Is(err, errIDTaken) {

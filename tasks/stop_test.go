@@ -85,9 +85,8 @@ func TestStopRefuses(t *testing.T) {
 		}, new(*InsideTaskError), "stopping it would stop this command too"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestStore(t)
 			procs := &signalLog{fakeProcs: table, me: caller{pgrp: callerGroup, session: callerSession}}
-			s.procsFake = procs
+			s := newTestStore(t, withProcesses(procs))
 			id := "5707a001"
 			if tc.shape != nil {
 				r := saveRunning(t, s, id, time.Now().UTC())
@@ -187,16 +186,15 @@ func TestStopSignals(t *testing.T) {
 			status: StatusFailed, wantErr: "is not the one qtask started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestStore(t)
+			procs := &signalLog{fakeProcs: tc.table}
+			s := newTestStore(t, withProcesses(procs))
 			r := saveRunning(t, s, "5197a001", time.Now().UTC())
 			r.WrapperPID, r.WrapperStart = me, processStart(me)
 			r.PID, r.CommandStart, r.Session, r.Adopted = group, commandStart, session, tc.adopted
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
-			procs := &signalLog{fakeProcs: tc.table}
 			procs.onSignal = settlesOn(s, r.ID, tc.endOn)
-			s.procsFake = procs
 
 			// A task that ends on the first signal must never see the
 			// second, however slow the machine (its settle writes and
@@ -329,16 +327,15 @@ func TestStopSignalsTheProcessesThatLeftTheGroup(t *testing.T) {
 			table: table.with(group, child(proc(999, session, commandStart, ""), me)).with(4190007, child(proc(group, 1234, 1, ""), 1))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestStore(t)
+			procs := &targetLog{fakeProcs: tc.table}
+			s := newTestStore(t, withProcesses(procs))
 			r := saveRunning(t, s, "5197a002", time.Now().UTC())
 			r.WrapperPID, r.WrapperStart = me, processStart(me)
 			r.PID, r.CommandStart, r.Session = group, commandStart, session
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
-			procs := &targetLog{fakeProcs: tc.table}
 			procs.onSignal = settlesOn(s, r.ID, syscall.SIGTERM)
-			s.procsFake = procs
 			_, err := s.Stop(context.Background(), r.ID, StopOptions{Grace: 30 * time.Second})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("Stop: %v, want error %q", err, tc.wantErr)

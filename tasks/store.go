@@ -38,12 +38,11 @@ type Store struct {
 	// warn, if set, is told what a reader could not do on the way (see
 	// WithWarnings).
 	warn func(string)
-	// tmuxOf, if set, stands in for the tmux servers tasks live on (see
-	// panes): tests set it.
-	tmuxOf func(tmux.Server) Panes
-	// procsFake, if set, stands in for the machine's processes (see
-	// procs): tests set it.
-	procsFake processes
+	// panesOf, if set, stands in for the tmux servers tasks live on (see
+	// panes); procsOf for the machine's processes (see procs). Only an
+	// option given to OpenStore sets them: tests' fakes.
+	panesOf func(tmux.Server) Panes
+	procsOf processes
 	// queue is the notification queue, which the store writes under its
 	// lock (see notify.go).
 	queue *notify.Queue
@@ -104,13 +103,24 @@ const (
 // trust a directory another user owns, who could swap the records and specs
 // it reads, nor one inside a directory another user may change (see
 // checkParents). tasks/ and output/ are held to the same rules.
-func OpenStore(dir string) (*Store, error) {
-	return OpenStoreIn(dir, StateHome{})
+func OpenStore(dir string, opts ...option) (*Store, error) {
+	return OpenStoreIn(dir, StateHome{}, opts...)
 }
+
+// option configures a store as OpenStore opens it: the seams through which
+// the package's tests put fakes in place of tmux and of the machine's
+// processes (see seams.go). Production code passes none.
+type option func(*Store)
+
+// withPanes makes of stand in for the tmux servers tasks live on.
+func withPanes(of func(tmux.Server) Panes) option { return func(s *Store) { s.panesOf = of } }
+
+// withProcesses makes p stand in for the machine's processes.
+func withProcesses(p processes) option { return func(s *Store) { s.procsOf = p } }
 
 // OpenStoreIn is OpenStore for a state directory that belongs inside home
 // (see StateHome): when it is missing, it is created only if home exists.
-func OpenStoreIn(dir string, home StateHome) (*Store, error) {
+func OpenStoreIn(dir string, home StateHome, opts ...option) (*Store, error) {
 	if err := checkParents(dir); err != nil {
 		return nil, err
 	}
@@ -119,6 +129,9 @@ func OpenStoreIn(dir string, home StateHome) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: dir, queue: newQueue(dir)}
+	for _, o := range opts {
+		o(s)
+	}
 	if s.root, err = openRoot(dir, fi); err != nil {
 		return nil, err
 	}
