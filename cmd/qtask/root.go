@@ -170,16 +170,8 @@ func (d *Deps) Caller() tasks.Caller {
 	return tasks.CallerAt(d.Env.TmuxSocketFromTMUX(), d.Env.TmuxPane)
 }
 
-// tmuxServer is the server of $TMUX, nil outside tmux. Unlike Caller it is
-// set where tmux runs qtask without a pane (a display-popup).
-func (d *Deps) tmuxServer() *tmux.Server {
-	socket := d.Env.TmuxSocketFromTMUX()
-	if socket == "" {
-		return nil
-	}
-	server := tmux.NewSocketServer(socket)
-	return &server
-}
+// tmuxServer is the server of $TMUX (launch.InTmux).
+func (d *Deps) tmuxServer() *tmux.Server { return launch.InTmux(d.Env) }
 
 // startOptions is what every start from this process shares (launch).
 func (d *Deps) startOptions(cfg config.Config, store *tasks.Store) tasks.StartOptions {

@@ -17,6 +17,17 @@ func Server(env config.Env) tmux.Server {
 	return tmux.SelectServer(env.TmuxSocket, env.TmuxSocketFromTMUX(), env.TmuxTmpdir)
 }
 
+// InTmux is the server of $TMUX, nil outside tmux. Unlike tasks.CallerAt
+// it is set where tmux runs qtask without a pane (a display-popup).
+func InTmux(env config.Env) *tmux.Server {
+	socket := env.TmuxSocketFromTMUX()
+	if socket == "" {
+		return nil
+	}
+	server := tmux.NewSocketServer(socket)
+	return &server
+}
+
 // OpenStore opens the state directory the environment names, creating a
 // default one only inside a home that exists (see tasks.StateHome).
 func OpenStore(env config.Env) (*tasks.Store, error) {
