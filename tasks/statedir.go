@@ -13,20 +13,30 @@ import (
 )
 
 // StateHome is the directory a default state directory is made in:
-// $XDG_STATE_HOME, or $HOME. It must exist already. qtask makes the few
-// levels below it (qtask, or .local/state/qtask), never StateHome itself:
-// a missing home is a mistake to report, not a directory to create (as
-// root, `HOME=/nonexistent qtask ls` once made /nonexistent).
+// $XDG_STATE_HOME, or $HOME. qtask makes the few levels below it (qtask,
+// or .local/state/qtask), and $XDG_STATE_HOME itself where its parent
+// exists (Create), never HOME: a missing home is a mistake to report, not
+// a directory to create (as root, `HOME=/nonexistent qtask ls` once made
+// /nonexistent).
 type StateHome struct {
 	Dir string // "" when the state directory was named outright
 	Var string // the variable that named Dir, for the error when it is missing
+	// Create lets Dir itself be made (0700) when its parent exists: the XDG
+	// base directory spec asks that of $XDG_STATE_HOME. A missing parent
+	// is still refused, and HOME is never made.
+	Create bool
 }
 
 // makeStateDir creates the missing state directory dir 0700, with its
-// missing parents, but inside home only: home itself must exist.
+// missing parents, but inside home only: home itself must exist (or, with
+// home.Create, its parent).
 func makeStateDir(dir string, home StateHome) error {
 	if home.Dir != "" {
-		fi, err := os.Stat(home.Dir)
+		must := home.Dir
+		if home.Create {
+			must = filepath.Dir(home.Dir)
+		}
+		fi, err := os.Stat(must)
 		if err == nil && !fi.IsDir() {
 			err = errors.New("not a directory")
 		}

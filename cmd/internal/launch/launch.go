@@ -31,7 +31,7 @@ func InTmux(env config.Env) *tmux.Server {
 // OpenStore opens the state directory the environment names, creating a
 // default one only inside a home that exists (see tasks.StateHome).
 func OpenStore(env config.Env) (*tasks.Store, error) {
-	return tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar})
+	return tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar, Create: env.StateHomeVar == "XDG_STATE_HOME"})
 }
 
 // StartOptions is what every start from this process shares: the caller's
