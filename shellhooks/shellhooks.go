@@ -301,11 +301,11 @@ func adopt(ctx context.Context, store *tasks.Store, opts PromoteOptions) (*tasks
 		// was claimed, the claim is still there and nobody else will settle it.
 		if _, serr := os.Stat(promotedFile(dir, opts.Pane)); serr == nil {
 			os.Remove(promotedFile(dir, opts.Pane))
-			if serr := store.SettleUnseen(t.ID); err == nil {
+			if serr := store.SettleUnseen(ctx, t.ID); err == nil {
 				err = serr
 			}
 		}
-		t, _ = store.Get(t.ID)
+		t, _ = store.Get(ctx, t.ID)
 	}
 	return t, err
 }

@@ -88,7 +88,7 @@ func (s *Store) Adopt(ctx context.Context, opts AdoptOptions) (*Task, error) {
 	if err != nil {
 		return abandon(fmt.Errorf("capture pane %s: %w", opts.Pane, err))
 	}
-	if err := s.writeAdoptedStart(r, snap, opts.OutputStart); err != nil {
+	if err := s.writeAdoptedStart(ctx, r, snap, opts.OutputStart); err != nil {
 		return &r.Task, err
 	}
 	if opts.Running != nil && !opts.Running() {
@@ -169,7 +169,7 @@ func present(path string) bool {
 // file, final; the screen's rows seed the capture's model (writeSeed),
 // since the command can still redraw them. The record then stops waiting
 // for the scrollback, even if a write failed.
-func (s *Store) writeAdoptedStart(r *record, snap tmux.PaneSnapshot, outputStart func([]string) int) error {
+func (s *Store) writeAdoptedStart(ctx context.Context, r *record, snap tmux.PaneSnapshot, outputStart func([]string) int) error {
 	start := 0
 	if outputStart != nil {
 		start = outputStart(append(slices.Clip(snap.History), snap.Screen...))
@@ -179,7 +179,7 @@ func (s *Store) writeAdoptedStart(r *record, snap tmux.PaneSnapshot, outputStart
 	if werr == nil {
 		werr = s.writeSeed(r.ID, seed)
 	}
-	if _, err := s.update(r.ID, func(r *record) error { r.AwaitScrollback = false; return nil }); werr == nil {
+	if _, err := s.update(ctx, r.ID, func(r *record) error { r.AwaitScrollback = false; return nil }); werr == nil {
 		werr = err
 	}
 	return werr
@@ -238,8 +238,8 @@ func appendFile(path, text string) error {
 // SettleUnseen settles an adopted task whose command ended while it was
 // being adopted, before its pane was claimed, so no prompt hook will ever
 // report its exit status.
-func (s *Store) SettleUnseen(id string) error {
-	_, _, err := s.settle(id, outcome{status: StatusFailed,
+func (s *Store) SettleUnseen(ctx context.Context, id string) error {
+	_, _, err := s.settle(ctx, id, outcome{status: StatusFailed,
 		reason: "lost: the command ended while it was being promoted; its exit status was not seen"})
 	return err
 }
@@ -261,13 +261,15 @@ func (s *Store) FinishAdopted(ctx context.Context, id string, status int, tty *o
 	// SIGINT is why the command ended, and a stop that comes later finds
 	// the end instead of turning it into "cancelled".
 	o := codeOutcome(status)
-	if cur, err := s.noteExit(id, o); err == nil {
+	// Not ctx: the end goes on record however long the lock takes, as the
+	// wrapper's does (see settleEnd).
+	if cur, err := s.noteExit(context.Background(), id, o); err == nil {
 		r = cur
 	}
 	o = r.stopOutcome(o)
 	o.outputLoss = s.awaitAck(r, tty)
 	// The prompt hook waits on this: one try, no retries.
-	s.settleEnd(r, tty, o, 0)
+	s.settleEnd(context.Background(), r, tty, o, 0)
 	if keepPane {
 		return nil
 	}

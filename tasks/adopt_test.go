@@ -33,7 +33,7 @@ func TestFinishAdoptedSeesAStopSignalledUnderTheLock(t *testing.T) {
 	}
 	defer tty.Close()
 	finished := make(chan error, 1)
-	_, err = s.update(r.ID, func(r *record) error {
+	_, err = s.update(context.Background(), r.ID, func(r *record) error {
 		// Here beginStop has signalled; the command ends and its prompt
 		// hook reports at once.
 		go func() {
@@ -134,7 +134,7 @@ func TestAdopt(t *testing.T) {
 			if !slices.Equal(fake.calls, tc.wantCalls) {
 				t.Errorf("tmux calls %q, want %q", fake.calls, tc.wantCalls)
 			}
-			list, _, _ := s.List(Filter{})
+			list, _, _ := s.List(context.Background(), Filter{})
 			if (len(list) == 1) != tc.wantTask || (task != nil) != tc.wantTask {
 				t.Fatalf("tasks listed %d, returned %v; want a task: %v", len(list), task, tc.wantTask)
 			}

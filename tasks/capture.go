@@ -42,7 +42,8 @@ func (s *Store) Capture(id string, in *os.File) error {
 		return err
 	}
 	writeErr := c.Copy(in, time.Now().Add(settleRetryMax))
-	_, err = s.update(id, func(r *record) error {
+	// The acknowledgement the task's settle waits for: not to be cut short.
+	_, err = s.update(context.Background(), id, func(r *record) error {
 		r.OutputAcked = true
 		return nil
 	})
@@ -60,6 +61,7 @@ func (s *Store) outputFile(r *record) capture.File {
 	return capture.File{
 		ID: id, Path: r.OutputPath, MaxBytes: r.OutputMaxBytes, EndMarker: r.EndMarker,
 		Command: r.Command, KeepFullScreen: r.KeepFullScreen, KeepRaw: r.KeepRawOutput,
-		OnLoss: func(loss string) { s.noteLoss(id, loss) },
+		// The capture's own write: it waits for the lock as long as it takes.
+		OnLoss: func(loss string) { s.noteLoss(context.Background(), id, loss) },
 	}
 }

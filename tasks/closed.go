@@ -50,7 +50,7 @@ func (s *Store) SettleClosedPanes(ctx context.Context, server tmux.Server, patie
 			awaitExit(r.WrapperPID, r.WrapperStart, time.Until(deadline))
 		}
 		if cur, err := s.load(r.ID); err == nil {
-			s.reconcile(cur)
+			s.reconcile(ctx, cur)
 		}
 	}
 	return nil

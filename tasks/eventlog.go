@@ -102,7 +102,7 @@ func (e *NotMonitorError) Error() string {
 // events, not a busy poll.
 func (s *Store) Events(ctx context.Context, id string, follow bool, emit func(MonitorEvent) error) error {
 	if id != "" {
-		t, err := s.Get(id)
+		t, err := s.Get(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func (s *Store) Events(ctx context.Context, id string, follow bool, emit func(Mo
 	for {
 		// Records first, then the logs: a monitor seen ended has written
 		// all its events, so the read after it misses none.
-		monitors, err := s.monitors(id)
+		monitors, err := s.monitors(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -171,12 +171,12 @@ func (s *Store) Events(ctx context.Context, id string, follow bool, emit func(Mo
 }
 
 // monitors is monitor id, or with id "" every monitor, as it stands now.
-func (s *Store) monitors(id string) ([]*Task, error) {
+func (s *Store) monitors(ctx context.Context, id string) ([]*Task, error) {
 	if id != "" {
-		t, err := s.Get(id)
+		t, err := s.Get(ctx, id)
 		return []*Task{t}, err
 	}
-	list, _, err := s.List(Filter{})
+	list, _, err := s.List(ctx, Filter{})
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 		if err != nil {
 			return nil, err
 		}
-		r = s.reconcile(r)
+		r = s.reconcile(ctx, r)
 		done := !r.Running() || r.Background
 		if err := attendOutput(opts, fl, r, done); err != nil {
 			return nil, err
@@ -87,7 +87,6 @@ func (s *Store) Attend(ctx context.Context, id string, opts AttendOptions) (*Att
 			sig := interruptSignal(ctx)
 			// The interrupt is passed on however long the lock takes.
 			ctx = context.WithoutCancel(ctx)
-			s = s.WithContext(ctx)
 			if err := s.stopIfRunning(ctx, id, StopOptions{Grace: opts.StopGrace, Signal: sig}); err != nil {
 				return nil, err
 			}
@@ -114,7 +113,12 @@ func attendOutput(opts AttendOptions, fl *output.Follower, r *record, done bool)
 // background (the caller is released once the record says so), or stop it.
 func (s *Store) actOnTimeout(ctx context.Context, id string, opts AttendOptions) error {
 	if !opts.KillOnTimeout {
-		_, err := s.promote(context.WithoutCancel(ctx), id, opts.Session, false)
+		p, err := s.markPromoted(ctx, id, false)
+		if err != nil {
+			return err
+		}
+		// On record, the promote runs to its end: the caller is released.
+		_, err = s.completePromote(context.WithoutCancel(ctx), p, opts.Session)
 		return err
 	}
 	stop := StopOptions{Grace: opts.StopGrace, Reason: fmt.Sprintf("timed out after %s", opts.Timeout)}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"reflect"
@@ -133,7 +134,7 @@ func TestIndexNeverServesAChangedRecord(t *testing.T) {
 	recycled := indexTestID(0)
 	before := inode(recycled)
 	for _, name := range []string{"aaaa", "bbbb"} {
-		if _, err := s.update(recycled, func(r *record) error { r.Name = name; return nil }); err != nil {
+		if _, err := s.update(context.Background(), recycled, func(r *record) error { r.Name = name; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +155,7 @@ func TestIndexNeverServesAChangedRecord(t *testing.T) {
 
 	// Replaced by another file.
 	replaced := indexTestID(2)
-	if _, err := s.update(replaced, func(r *record) error { r.Error = "replaced"; return nil }); err != nil {
+	if _, err := s.update(context.Background(), replaced, func(r *record) error { r.Error = "replaced"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -240,7 +241,7 @@ func TestIndexIgnoresWhatItCannotTrust(t *testing.T) {
 // the prune) is rewritten without it by the next reader.
 func TestIndexKeepsNoCopyOfARemovedTask(t *testing.T) {
 	s := indexedStore(t, 40)
-	removed, _, err := s.Prune(PruneOptions{Keep: 38})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{Keep: 38})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("Prune removed %d tasks: %v", len(removed), err)
 	}
@@ -391,7 +392,7 @@ func TestIndexWrittenAfterAPruneDropsItself(t *testing.T) {
 	}
 	all := make([]loaded, len(ids))
 	s.loadEach(ids, idx, all)
-	removed, _, err := s.Prune(PruneOptions{Keep: 38})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{Keep: 38})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("Prune removed %d tasks: %v", len(removed), err)
 	}

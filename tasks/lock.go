@@ -13,9 +13,12 @@ import (
 // nothing measurable. The lock file is opened in the directory OpenStore
 // checked, and once the lock is held the state directory's path must still
 // name that directory (checkRoot): every write a transition makes goes by
-// path, and must not land in a directory put in its place.
-func (s *Store) lock() (func(), error) {
-	unlock, err := s.lockFile(s.openAt(lockName, os.O_CREATE|os.O_RDWR, fileMode))
+// path, and must not land in a directory put in its place. A wait for a
+// lock someone holds ends with ctx (Ctrl+C, SIGTERM, a command's timeout),
+// failing with context.Cause(ctx).
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	f, err := s.openAt(lockName, os.O_CREATE|os.O_RDWR, fileMode)
+	unlock, err := lockFile(ctx, f, err)
 	if err != nil {
 		return nil, err
 	}
@@ -30,17 +33,18 @@ func (s *Store) lock() (func(), error) {
 const lockName = "lock"
 
 // lockAt takes an exclusive lock on the lock file at path.
-func (s *Store) lockAt(path string) (func(), error) {
-	return s.lockFile(os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode))
+func lockAt(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
+	return lockFile(ctx, f, err)
 }
 
 // lockFile takes an exclusive lock on f, the lock file just opened (err:
 // how that failed).
-func (s *Store) lockFile(f *os.File, err error) (func(), error) {
+func lockFile(ctx context.Context, f *os.File, err error) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}
-	if err := flockContext(s.ctx, f); err != nil {
+	if err := flockContext(ctx, f); err != nil {
 		return nil, err
 	}
 	return func() { f.Close() }, nil
@@ -49,11 +53,12 @@ func (s *Store) lockFile(f *os.File, err error) (func(), error) {
 // flockContext takes an exclusive flock on f, giving up when ctx ends; on
 // failure f is closed. flock(2) cannot be cancelled, so a contended wait
 // runs in a goroutine, which owns f from then on: if ctx ends first, it
-// closes f once flock returns, releasing the lock it may have got.
+// closes f once flock returns, releasing the lock it may have got. A ctx
+// that can never end (context.Background) waits in place, with no goroutine.
 func flockContext(ctx context.Context, f *os.File) error {
 	fd := int(f.Fd())
 	err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) && ctx == nil {
+	if errors.Is(err, syscall.EWOULDBLOCK) && ctx.Done() == nil {
 		err = flock(fd, syscall.LOCK_EX)
 	}
 	if !errors.Is(err, syscall.EWOULDBLOCK) {

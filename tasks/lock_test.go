@@ -17,7 +17,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		unlock, err := s.WithContext(ctx).lock()
+		unlock, err := s.lock(ctx)
 		if err == nil {
 			unlock()
 		}
@@ -35,7 +35,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	release()
 	got := make(chan error, 1)
 	go func() {
-		unlock, err := s.lock()
+		unlock, err := s.lock(context.Background())
 		if err == nil {
 			unlock()
 		}
@@ -55,7 +55,7 @@ func TestLockUncontendedIgnoresEndedContext(t *testing.T) {
 	s := newTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	unlock, err := s.WithContext(ctx).lock()
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		t.Fatalf("a free lock must be taken even after the context ended (a stop's last step): %v", err)
 	}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -72,12 +73,12 @@ func (s *Store) monitorLockPath() string { return filepath.Join(s.dir, "monitor.
 // prepareMonitor checks a monitor's options and the scope's running
 // monitors, and for a monitor of a task turns opts into the start of its
 // window's follower. It returns the spec the wrapper reads.
-func (s *Store) prepareMonitor(opts *StartOptions) (*monitorSpec, error) {
+func (s *Store) prepareMonitor(ctx context.Context, opts *StartOptions) (*monitorSpec, error) {
 	mo, err := opts.Monitor.Resolve()
 	if err != nil {
 		return nil, &ArgumentError{Msg: err.Error()}
 	}
-	running, _, err := s.List(Filter{Status: StatusRunning, Scope: opts.Scope})
+	running, _, err := s.List(ctx, Filter{Status: StatusRunning, Scope: opts.Scope})
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func (s *Store) prepareMonitor(opts *StartOptions) (*monitorSpec, error) {
 	if opts.Monitor.Source == "" {
 		return ms, nil
 	}
-	src, err := s.get(opts.Monitor.Source)
+	src, err := s.get(ctx, opts.Monitor.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +264,8 @@ func (e *events) line(text string) {
 func (e *events) emit(line string) {
 	var last, full bool
 	var count int
-	_, err := e.s.update(e.r.ID, func(r *record) error {
+	// The wrapper's own write: it waits for the lock as long as it takes.
+	_, err := e.s.update(context.Background(), e.r.ID, func(r *record) error {
 		if !r.Running() {
 			e.ended = true
 			return errSkip
@@ -305,7 +307,8 @@ func (e *events) countDropped(now bool) {
 	if e.dropped == 0 || !now && time.Since(e.droppedAt) < time.Second {
 		return
 	}
-	_, err := e.s.update(e.r.ID, func(r *record) error {
+	// The wrapper's own write: it waits for the lock as long as it takes.
+	_, err := e.s.update(context.Background(), e.r.ID, func(r *record) error {
 		if !r.Running() {
 			return errSkip // the end counted what it knew
 		}
@@ -322,7 +325,8 @@ func (e *events) countDropped(now bool) {
 // in its group.
 func (e *events) end(reason string) {
 	e.ended = true
-	_, changed, err := e.s.settle(e.r.ID, outcome{status: StatusCompleted, reason: reason, eventsDropped: e.dropped})
+	// The wrapper's own settle: it waits for the lock as long as it takes.
+	_, changed, err := e.s.settle(context.Background(), e.r.ID, outcome{status: StatusCompleted, reason: reason, eventsDropped: e.dropped})
 	if err != nil {
 		return // the wrapper settles it when the command ends
 	}

@@ -85,7 +85,7 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	if len(seen) != 1 || seen[0].Line != "one" || seen[0].Count != 1 {
 		t.Fatalf("the events log holds %+v, want event 1 \"one\"", seen)
 	}
-	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.queue.ScopeDir("A"))

@@ -141,7 +141,7 @@ func (d *Delivery) Deliver(write func() error) error {
 // must Commit or Release the delivery. With nothing pending it takes no
 // lock (notify.Queue.Pending), since it runs on every prompt and tool call
 // of an agent.
-func (s *Store) Notifications(scopes []string, opts NotifyOptions) (*Delivery, error) {
+func (s *Store) Notifications(ctx context.Context, scopes []string, opts NotifyOptions) (*Delivery, error) {
 	pending, err := s.queue.Pending(scopes)
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func (s *Store) Notifications(scopes []string, opts NotifyOptions) (*Delivery, e
 	if !pending {
 		return &Delivery{}, nil
 	}
-	unlock, err := s.lock()
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,12 @@ func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts Not
 	tick := time.NewTicker(slowPoll)
 	defer tick.Stop()
 	for {
-		d, err := s.Notifications(scopes, opts)
+		d, err := s.Notifications(ctx, scopes, opts)
+		if err != nil && ctx.Err() != nil {
+			// ctx ended while the claim waited for the lock: nothing was
+			// claimed, and the wait is over.
+			return &Delivery{}, ctx.Err()
+		}
 		if err != nil || len(d.List) > 0 {
 			return d, err
 		}
@@ -313,8 +318,8 @@ func (s *Store) WaitNotifications(ctx context.Context, scopes []string, opts Not
 
 // RunningIn lists the ids of scope's running tasks (reconciled first, so a
 // task whose process vanished is not waited for).
-func (s *Store) RunningIn(scope string) ([]string, error) {
-	list, _, err := s.List(Filter{Status: StatusRunning, Scope: scope})
+func (s *Store) RunningIn(ctx context.Context, scope string) ([]string, error) {
+	list, _, err := s.List(ctx, Filter{Status: StatusRunning, Scope: scope})
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func saveRunningIn(t *testing.T, s *Store, id, scope, output string) {
 
 func settleOrFail(t *testing.T, s *Store, id string, code int) {
 	t.Helper()
-	if _, changed, err := s.settle(id, codeOutcome(code)); err != nil || !changed {
+	if _, changed, err := s.settle(context.Background(), id, codeOutcome(code)); err != nil || !changed {
 		t.Fatalf("settle %s: changed=%v err=%v", id, changed, err)
 	}
 }
@@ -37,7 +37,7 @@ func settleOrFail(t *testing.T, s *Store, id string, code int) {
 // deliver claims the scopes' notifications and commits them, as a reader
 // whose write succeeded.
 func deliver(s *Store, scopes []string, opts NotifyOptions) ([]*Notification, error) {
-	d, err := s.Notifications(scopes, opts)
+	d, err := s.Notifications(context.Background(), scopes, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func TestSettleQueuesExactlyOneNotification(t *testing.T) {
 	saveRunningIn(t, s, "abcd0001", "%7", "building\ndone\n")
 	settleOrFail(t, s, "abcd0001", 2)
 	// A late second settle (a reader noticing the same end) queues nothing.
-	if _, changed, err := s.settle("abcd0001", codeOutcome(0)); err != nil || changed {
+	if _, changed, err := s.settle(context.Background(), "abcd0001", codeOutcome(0)); err != nil || changed {
 		t.Fatalf("late settle: changed=%v err=%v", changed, err)
 	}
 	list, err := deliver(s, []string{"%7"}, NotifyOptions{TailBytes: 5})
@@ -118,7 +118,7 @@ func TestPeekLeavesNotifications(t *testing.T) {
 	saveRunningIn(t, s, "abcd0001", "A", "")
 	settleOrFail(t, s, "abcd0001", 0)
 	for range 2 {
-		if d, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(d.List) != 1 {
+		if d, err := s.Notifications(context.Background(), []string{"A"}, NotifyOptions{Peek: true}); err != nil || len(d.List) != 1 {
 			t.Fatalf("peek = %v, %v; want the one notification, left in place", d, err)
 		}
 	}
@@ -255,7 +255,7 @@ func TestPruneRemovesTheTasksNotifications(t *testing.T) {
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Prune(PruneOptions{Keep: 1}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{Keep: 1}); err != nil {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0002.json")
@@ -289,7 +289,7 @@ func TestForegroundEndGoesToItsWaiter(t *testing.T) {
 		{"abcd0003", dead.Process.Pid, false, nil, true, true},
 		{"abcd0004", 0, false, nil, true, false}, // started with --bg
 		// The caller waits, but its agent is gone.
-		{"abcd0005", os.Getpid(), false, s.OutliveCaller, true, true},
+		{"abcd0005", os.Getpid(), false, func(id string) error { return s.OutliveCaller(context.Background(), id) }, true, true},
 		// The caller lets go as its agent ends.
 		{"abcd0006", os.Getpid(), false, func(id string) error {
 			_, err := s.Release(context.Background(), id, "qtask")
@@ -429,14 +429,14 @@ func TestClaimHoldsANotificationUntilCommitOrRelease(t *testing.T) {
 	s := newTestStore(t)
 	saveRunningIn(t, s, "abcd0001", "A", "")
 	settleOrFail(t, s, "abcd0001", 0)
-	d, err := s.Notifications([]string{"A"}, NotifyOptions{})
+	d, err := s.Notifications(context.Background(), []string{"A"}, NotifyOptions{})
 	if err != nil || len(d.List) != 1 {
 		t.Fatalf("claim: %v, %v; want the one notification", d, err)
 	}
 	if got := consume(t, s, "A"); len(got) != 0 {
 		t.Errorf("a reader got %q while another held its claim", got)
 	}
-	if p, err := s.Notifications([]string{"A"}, NotifyOptions{Peek: true}); err != nil || len(p.List) != 0 {
+	if p, err := s.Notifications(context.Background(), []string{"A"}, NotifyOptions{Peek: true}); err != nil || len(p.List) != 0 {
 		t.Errorf("a peek saw %v (%v) while a reader held its claim", p, err)
 	}
 	if err := d.Release(); err != nil {

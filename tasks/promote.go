@@ -37,7 +37,7 @@ func (e *NothingRunningError) Error() string {
 // marked first (which releases the waiting `qtask run` at once), then its
 // pane is moved into the background session. The process never notices.
 func (s *Store) Promote(ctx context.Context, idOrPrefix, session string) (*PromoteResult, error) {
-	id, err := s.Resolve(idOrPrefix)
+	id, err := s.Resolve(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +57,8 @@ func (s *Store) Release(ctx context.Context, id, session string) (*PromoteResult
 // nobody left to report to (the agent that ran the prefix was killed): its
 // end is queued for its scope as well, with CallerGone set. A task that
 // has ended is left as it is.
-func (s *Store) OutliveCaller(id string) error {
-	_, err := s.update(id, func(r *record) error {
+func (s *Store) OutliveCaller(ctx context.Context, id string) error {
+	_, err := s.update(ctx, id, func(r *record) error {
 		if !r.Running() || r.CallerGone {
 			return errSkip
 		}
@@ -85,12 +85,12 @@ func (s *Store) PromotePane(ctx context.Context, server tmux.Server, pane tmux.P
 		}
 		switch {
 		case r.PaneID == string(pane):
-			if r = s.reconcile(r); r.Running() {
+			if r = s.reconcile(ctx, r); r.Running() {
 				return s.promote(ctx, r.ID, session, false)
 			}
 			last = r
 		case r.CallerPane == string(pane) && r.awaited():
-			if r = s.reconcile(r); r.Running() {
+			if r = s.reconcile(ctx, r); r.Running() {
 				return s.promote(ctx, r.ID, session, false)
 			}
 		}
@@ -132,9 +132,27 @@ const exitRecordWait = 5 * time.Second
 // waiting `qtask run` reports the exit code instead of "promoted".
 // callerGone: the caller releases itself (Release).
 func (s *Store) promote(ctx context.Context, id, session string, callerGone bool) (*PromoteResult, error) {
+	p, err := s.markPromoted(ctx, id, callerGone)
+	if err != nil {
+		return nil, err
+	}
+	return s.completePromote(ctx, p, session)
+}
+
+// promotion is a promote as markPromoted left it on record.
+type promotion struct {
+	r   *record
+	res *PromoteResult
+	// exiting: the command has exited, its exit not yet on record.
+	exiting bool
+}
+
+// markPromoted is promote's locked step: the task marked background, or
+// found ended or exiting.
+func (s *Store) markPromoted(ctx context.Context, id string, callerGone bool) (*promotion, error) {
 	res := &PromoteResult{}
 	exiting := false
-	r, err := s.update(id, func(r *record) error {
+	r, err := s.update(ctx, id, func(r *record) error {
 		switch {
 		case !r.Running() || r.ExitedAt != nil:
 			res.AlreadyFinished = true
@@ -154,7 +172,15 @@ func (s *Store) promote(ctx context.Context, id, session string, callerGone bool
 	if err != nil {
 		return nil, err
 	}
-	if exiting {
+	return &promotion{r: r, res: res, exiting: exiting}, nil
+}
+
+// completePromote is the rest of promote once p is on record: it waits for
+// an exiting command's exit, or moves a promoted task's pane.
+func (s *Store) completePromote(ctx context.Context, p *promotion, session string) (*PromoteResult, error) {
+	r, res, id := p.r, p.res, p.r.ID
+	if p.exiting {
+		var err error
 		res.AlreadyFinished = true
 		if r, err = s.waitFor(ctx, id, exitRecordWait, (*record).exitKnown); err != nil {
 			return nil, err

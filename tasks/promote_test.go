@@ -73,7 +73,7 @@ func TestPromote(t *testing.T) {
 				f.onPaneInfo = func(pane tmux.PaneID) {
 					f.KillPane(context.Background(), pane)
 					now := time.Now().UTC()
-					s.update(r.ID, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, code(0); return nil })
+					s.update(context.Background(), r.ID, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, code(0); return nil })
 				}
 			},
 		},
@@ -158,7 +158,7 @@ func TestPromotePaneNamesOnlyATaskOfThatPane(t *testing.T) {
 				f.panes[pane] = info
 			}
 			saveFinished(t, s, "7a5c0002", time.Now().Add(-tc.endedAgo).UTC())
-			if _, err := s.update("7a5c0002", func(r *record) error {
+			if _, err := s.update(context.Background(), "7a5c0002", func(r *record) error {
 				r.TmuxServer, r.PaneID, r.WrapperPID = server, string(pane), 4242
 				return nil
 			}); err != nil {

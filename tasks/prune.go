@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,8 +43,8 @@ type PruneOptions struct {
 // record, the output file, and any leftover spec or temp file. It returns
 // the tasks removed (with DryRun, the ones that would be), oldest end
 // first, and warnings about records it could not read, which it leaves alone.
-func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
-	list, warnings, err := s.List(Filter{})
+func (s *Store) Prune(ctx context.Context, opts PruneOptions) ([]*Task, []string, error) {
+	list, warnings, err := s.List(ctx, Filter{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -54,7 +55,7 @@ func (s *Store) Prune(opts PruneOptions) ([]*Task, []string, error) {
 	if opts.DryRun || len(chosen) == 0 {
 		return chosen, warnings, nil
 	}
-	removed, last, err := s.remove(chosen)
+	removed, last, err := s.remove(ctx, chosen)
 	if last != nil {
 		s.pushStatus(last) // once, after the lock, for all of them
 	}
@@ -126,10 +127,10 @@ func endOf(t *Task) time.Time {
 // a task that the next prune finds and finishes, never a stray file. last
 // is the record of the last task removed. The panes kept of failed tasks
 // removed are closed, once the lock is released (tmux may be slow).
-func (s *Store) remove(chosen []*Task) (removed []*Task, last *record, err error) {
+func (s *Store) remove(ctx context.Context, chosen []*Task) (removed []*Task, last *record, err error) {
 	var kept []*record
 	defer func() { closeKeptPanes(kept) }()
-	unlock, err := s.lock()
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,18 +237,18 @@ func removeFiles(paths []string) error {
 // read; the records themselves are read only once the count has grown by
 // a batch (a tenth of keep) past what the last prune left, so a store
 // sitting at its limit does not pay for reading every record at every start.
-func (s *Store) AutoPrune(keep int, forget func(*Task)) ([]*Task, []string, error) {
+func (s *Store) AutoPrune(ctx context.Context, keep int, forget func(*Task)) ([]*Task, []string, error) {
 	if due, err := s.pruneDue(keep, 0); !due || err != nil {
 		return nil, nil, err
 	}
-	return s.pruneBatch(keep, forget, "")
+	return s.pruneBatch(ctx, keep, forget, "")
 }
 
 // AutoPruneWarnings is AutoPrune for a caller that only reports: what it
 // could not do, its error included, as warnings (the task at hand goes on
 // either way).
-func (s *Store) AutoPruneWarnings(keep int, forget func(*Task)) []string {
-	_, warnings, err := s.AutoPrune(keep, forget)
+func (s *Store) AutoPruneWarnings(ctx context.Context, keep int, forget func(*Task)) []string {
+	_, warnings, err := s.AutoPrune(ctx, keep, forget)
 	return pruneWarnings(warnings, err)
 }
 
@@ -275,8 +276,8 @@ func (s *Store) pruneDue(keep, starting int) (bool, error) {
 
 // pruneBatch is AutoPrune's costly half, once it is due; starting is the
 // task whose start it is, if any (PruneOptions.Starting).
-func (s *Store) pruneBatch(keep int, forget func(*Task), starting string) ([]*Task, []string, error) {
-	removed, warnings, err := s.Prune(PruneOptions{Keep: keep, Forget: forget, Starting: starting})
+func (s *Store) pruneBatch(ctx context.Context, keep int, forget func(*Task), starting string) ([]*Task, []string, error) {
+	removed, warnings, err := s.Prune(ctx, PruneOptions{Keep: keep, Forget: forget, Starting: starting})
 	if err == nil && len(removed) == 0 {
 		// Nothing was old enough (many tasks running): remember the count
 		// so the next starts do not read every record again.

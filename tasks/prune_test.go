@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -148,7 +149,7 @@ func TestPruneRemovesEverythingOfTheTaskOnly(t *testing.T) {
 	}
 
 	var forgotten []string
-	removed, warnings, err := s.Prune(PruneOptions{Keep: 1, Forget: func(t *Task) { forgotten = append(forgotten, t.ID) }})
+	removed, warnings, err := s.Prune(context.Background(), PruneOptions{Keep: 1, Forget: func(t *Task) { forgotten = append(forgotten, t.ID) }})
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("Prune: %v, warnings %q", err, warnings)
 	}
@@ -170,7 +171,7 @@ func TestPruneDryRunRemovesNothing(t *testing.T) {
 	base := time.Now().Add(-time.Hour).UTC()
 	saveFinished(t, s, "0000000a", base)
 	saveFinished(t, s, "0000000b", base.Add(time.Minute))
-	removed, _, err := s.Prune(PruneOptions{All: true, DryRun: true, Forget: func(*Task) { t.Error("Forget called by a dry run") }})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{All: true, DryRun: true, Forget: func(*Task) { t.Error("Forget called by a dry run") }})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("dry run = %d tasks, %v; want 2", len(removed), err)
 	}
@@ -184,7 +185,7 @@ func TestAutoPruneReadsRecordsOnlyPastABatch(t *testing.T) {
 	for i := range 25 {
 		saveFinished(t, s, "000000"+strconv.Itoa(10+i), base.Add(time.Duration(i)*time.Second))
 	}
-	removed, _, err := s.AutoPrune(20, nil)
+	removed, _, err := s.AutoPrune(context.Background(), 20, nil)
 	if err != nil || len(removed) != 5 {
 		t.Fatalf("AutoPrune(20) over 25 finished = %d removed, %v; want 5", len(removed), err)
 	}
@@ -194,13 +195,13 @@ func TestAutoPruneReadsRecordsOnlyPastABatch(t *testing.T) {
 	if err := os.WriteFile(s.recordPath("00000051"), []byte("{"), fileMode); err != nil {
 		t.Fatal(err)
 	}
-	removed, warnings, err := s.AutoPrune(20, nil)
+	removed, warnings, err := s.AutoPrune(context.Background(), 20, nil)
 	if err != nil || len(removed) != 0 || len(warnings) != 0 {
 		t.Fatalf("AutoPrune within the batch = %d removed, warnings %q, %v; want nothing read", len(removed), warnings, err)
 	}
 	// One more: past the batch, the oldest go, the corrupt record stays.
 	saveFinished(t, s, "00000052", base.Add(2*time.Minute))
-	removed, warnings, err = s.AutoPrune(20, nil)
+	removed, warnings, err = s.AutoPrune(context.Background(), 20, nil)
 	if err != nil || len(removed) != 2 || len(warnings) != 1 {
 		t.Fatalf("AutoPrune past the batch = %d removed, warnings %q, %v; want 2 removed, 1 warning", len(removed), warnings, err)
 	}
@@ -208,7 +209,7 @@ func TestAutoPruneReadsRecordsOnlyPastABatch(t *testing.T) {
 		t.Errorf("a record prune could not read was removed: %v", err)
 	}
 	// keep 0 keeps everything.
-	if removed, _, err := s.AutoPrune(0, nil); err != nil || len(removed) != 0 {
+	if removed, _, err := s.AutoPrune(context.Background(), 0, nil); err != nil || len(removed) != 0 {
 		t.Errorf("AutoPrune(0) = %d removed, %v; want none", len(removed), err)
 	}
 }
@@ -219,7 +220,7 @@ func TestAutoPruneNeverRemovesRunning(t *testing.T) {
 	for i := range 5 {
 		saveAlive(t, s, "0000001"+strconv.Itoa(i), base)
 	}
-	removed, _, err := s.AutoPrune(2, nil)
+	removed, _, err := s.AutoPrune(context.Background(), 2, nil)
 	if err != nil || len(removed) != 0 {
 		t.Fatalf("AutoPrune(2) with 5 running = %d removed, %v; want none", len(removed), err)
 	}
@@ -244,7 +245,7 @@ func TestAutoPruneIgnoresAPlantedMark(t *testing.T) {
 	if err := os.Symlink(huge, s.prunedPath()); err != nil {
 		t.Fatal(err)
 	}
-	removed, _, err := s.AutoPrune(3, nil)
+	removed, _, err := s.AutoPrune(context.Background(), 3, nil)
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("AutoPrune(3) over 5 finished with a planted mark = %d removed, %v; want 2", len(removed), err)
 	}
@@ -287,7 +288,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 	}
 
-	if _, _, err := s.Prune(PruneOptions{All: true, DryRun: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {
@@ -296,7 +297,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		}
 	}
 
-	if _, _, err := s.Prune(PruneOptions{All: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {

@@ -21,14 +21,14 @@ type Filter struct {
 // List returns every task, oldest first, after settling any whose process
 // vanished. Records that cannot be read are skipped and described in
 // warnings, so one corrupt file never breaks `ls`.
-func (s *Store) List(f Filter) ([]*Task, []string, error) {
+func (s *Store) List(ctx context.Context, f Filter) ([]*Task, []string, error) {
 	recs, warnings, err := s.loadAll()
 	if err != nil {
 		return nil, nil, err
 	}
 	out := make([]*Task, 0, len(recs))
 	for _, r := range recs {
-		r = s.reconcile(r)
+		r = s.reconcile(ctx, r)
 		if f.Status != "" && r.Status != f.Status || f.Scope != "" && r.Scope != f.Scope {
 			continue
 		}
@@ -38,16 +38,16 @@ func (s *Store) List(f Filter) ([]*Task, []string, error) {
 }
 
 // Get resolves an id or unique prefix and returns the task, reconciled.
-func (s *Store) Get(idOrPrefix string) (*Task, error) {
-	r, err := s.get(idOrPrefix)
+func (s *Store) Get(ctx context.Context, idOrPrefix string) (*Task, error) {
+	r, err := s.get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
 	return &r.Task, nil
 }
 
-func (s *Store) get(idOrPrefix string) (*record, error) {
-	id, err := s.Resolve(idOrPrefix)
+func (s *Store) get(ctx context.Context, idOrPrefix string) (*record, error) {
+	id, err := s.Resolve(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Store) get(idOrPrefix string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.reconcile(r), nil
+	return s.reconcile(ctx, r), nil
 }
 
 // OutputTail returns up to the last n characters of a task's output, fit

@@ -93,7 +93,7 @@ func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOpt
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	t, err := s.Get(idOrPrefix)
+	t, err := s.Get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *Store) AwaitReady(ctx context.Context, idOrPrefix string, opts ReadyOpt
 	if err != nil {
 		return nil, err
 	}
-	if err := s.fillReadyResult(res, t.ID); err != nil {
+	if err := s.fillReadyResult(ctx, res, t.ID); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -159,8 +159,8 @@ func (s *Store) watchGate(ctx context.Context, t *Task, opts ReadyOptions, res *
 
 // fillReadyResult adds the task as it stands now to res and, when the gate
 // was not met, the last lines of output, where the reason usually is.
-func (s *Store) fillReadyResult(res *ReadyResult, id string) error {
-	t, err := s.Get(id)
+func (s *Store) fillReadyResult(ctx context.Context, res *ReadyResult, id string) error {
+	t, err := s.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (s *Store) awaitPort(ctx context.Context, id string, port int) (bool, error
 		if err != nil {
 			return false, err
 		}
-		r = s.reconcile(r)
+		r = s.reconcile(ctx, r)
 		if portAccepts(addr) {
 			return true, nil
 		}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"time"
@@ -24,7 +25,7 @@ func startingUp(r *record) bool {
 // reconcile settles a running task whose wrapper is gone, so a crash, a
 // killed server or a reboot never leaves a task running forever. It returns
 // the record as it now stands.
-func (s *Store) reconcile(r *record) *record {
+func (s *Store) reconcile(ctx context.Context, r *record) *record {
 	if !r.Running() {
 		return r
 	}
@@ -35,14 +36,14 @@ func (s *Store) reconcile(r *record) *record {
 	if r.WrapperPID != 0 {
 		st, live := sameProcessStat(r.WrapperPID, r.WrapperStart)
 		if live {
-			r = s.orphanedForeground(r)
+			r = s.orphanedForeground(ctx, r)
 			r.Settling = settlingReason(r.WrapperPID, st)
 			return r
 		}
 		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)
 	}
 	o := r.stopOutcome(lostOutcome(why))
-	settled, changed, err := s.settle(r.ID, o)
+	settled, changed, err := s.settle(ctx, r.ID, o)
 	if err != nil {
 		s.warnf("task %s is lost (%s) but cannot be settled: %v", r.ID, why, err)
 		return r
@@ -57,11 +58,11 @@ func (s *Store) reconcile(r *record) *record {
 // without a word (SIGKILL, a closed terminal) into the background task it
 // now is, so it shows as such and nobody mistakes it for attended, and its
 // notification says that it outlived its caller.
-func (s *Store) orphanedForeground(r *record) *record {
+func (s *Store) orphanedForeground(ctx context.Context, r *record) *record {
 	if r.Background || r.WaiterPID == 0 || processAlive(r.WaiterPID) {
 		return r
 	}
-	updated, err := s.update(r.ID, func(r *record) error {
+	updated, err := s.update(ctx, r.ID, func(r *record) error {
 		if !r.Running() || r.Background {
 			return errSkip
 		}

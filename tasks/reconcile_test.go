@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -64,7 +65,7 @@ func TestReconcile(t *testing.T) {
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
-			got := s.reconcile(r)
+			got := s.reconcile(context.Background(), r)
 			if got.Status != tc.status || !strings.HasPrefix(got.Error, tc.reason) || got.Background != tc.background {
 				t.Fatalf("reconcile: %s %q background %v; want %s %q… background %v", got.Status, got.Error, got.Background, tc.status, tc.reason, tc.background)
 			}

@@ -1,6 +1,9 @@
 package tasks
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // RunningError refuses to remove a task that is still running.
 type RunningError struct{ ID string }
@@ -13,10 +16,10 @@ func (e *RunningError) Error() string {
 // everything that belongs to them (as Prune does). Nothing is removed if
 // any of them is running (*RunningError) or unknown; forget, if not nil,
 // is called for each task removed (the shell hooks' files of its pane).
-func (s *Store) Remove(idsOrPrefixes []string, forget func(*Task)) ([]*Task, error) {
+func (s *Store) Remove(ctx context.Context, idsOrPrefixes []string, forget func(*Task)) ([]*Task, error) {
 	chosen := make([]*Task, 0, len(idsOrPrefixes))
 	for _, p := range idsOrPrefixes {
-		t, err := s.Get(p)
+		t, err := s.Get(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -25,7 +28,7 @@ func (s *Store) Remove(idsOrPrefixes []string, forget func(*Task)) ([]*Task, err
 		}
 		chosen = append(chosen, t)
 	}
-	removed, last, err := s.remove(chosen)
+	removed, last, err := s.remove(ctx, chosen)
 	if last != nil {
 		s.pushStatus(last)
 	}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"time"
@@ -34,8 +35,8 @@ type outcome struct {
 // running (with beginStop's lost verdict), and it does so once: a late or
 // duplicate settle (the wrapper and a reader both noticing the end) is a
 // no-op reporting false.
-func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error) {
-	r, err = s.update(id, func(r *record) error {
+func (s *Store) settle(ctx context.Context, id string, o outcome) (r *record, changed bool, err error) {
+	r, err = s.update(ctx, id, func(r *record) error {
 		var err error
 		if changed, err = s.endAndNotify(r, o); !changed && err == nil {
 			return errSkip
@@ -52,8 +53,8 @@ func (s *Store) settle(id string, o outcome) (r *record, changed bool, err error
 
 // noteLoss records, while the task runs, what output was lost so far, so
 // that `status` tells at once.
-func (s *Store) noteLoss(id, loss string) error {
-	_, err := s.update(id, func(r *record) error {
+func (s *Store) noteLoss(ctx context.Context, id, loss string) error {
+	_, err := s.update(ctx, id, func(r *record) error {
 		if !r.Running() {
 			return errSkip
 		}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -93,7 +94,7 @@ func TestSettleIsOneShot(t *testing.T) {
 	saveRunning(t, s, "abcd0001", time.Now().UTC())
 
 	first := exitOutcome(exited(3))
-	r, changed, err := s.settle("abcd0001", first)
+	r, changed, err := s.settle(context.Background(), "abcd0001", first)
 	if err != nil || !changed {
 		t.Fatalf("first settle of a running task: changed=%v err=%v, want changed=true", changed, err)
 	}
@@ -103,7 +104,7 @@ func TestSettleIsOneShot(t *testing.T) {
 	ended := *r.EndedAt
 
 	// A second observer (say, a reader that noticed the pane vanish) settles too late.
-	r2, changed, err := s.settle("abcd0001", outcome{status: StatusCompleted, exitCode: new(int)})
+	r2, changed, err := s.settle(context.Background(), "abcd0001", outcome{status: StatusCompleted, exitCode: new(int)})
 	if err != nil {
 		t.Fatalf("late settle: %v", err)
 	}
@@ -125,7 +126,7 @@ func TestSettleIsOneShot(t *testing.T) {
 
 func TestSettleUnknownTask(t *testing.T) {
 	s := newTestStore(t)
-	_, changed, err := s.settle("deadbeef", exitOutcome(exited(0)))
+	_, changed, err := s.settle(context.Background(), "deadbeef", exitOutcome(exited(0)))
 	if !errors.Is(err, ErrNotFound) || changed {
 		t.Errorf("settling a task that has no record: changed=%v err=%v, want not found", changed, err)
 	}

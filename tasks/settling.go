@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -79,10 +80,10 @@ func settlingReason(pid int, st procStat) string {
 // announceSettling). A state directory that no longer exists is not
 // waited for: no one can read an end written there, and waiting would
 // leave the wrapper behind for nothing.
-func (s *Store) settleLate(id string, o outcome, patience time.Duration) (*record, error) {
+func (s *Store) settleLate(ctx context.Context, id string, o outcome, patience time.Duration) (*record, error) {
 	deadline := time.Now().Add(patience)
 	for backoff := settleRetryMin; ; backoff = min(2*backoff, settleRetryCap) {
-		r, _, err := s.settle(id, o)
+		r, _, err := s.settle(ctx, id, o)
 		if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
 			announceSettling(nil)
 			return r, err

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestShowDecidesHowToReachThePane(t *testing.T) {
 		{"an ended task", ended.ID, ShowOptions{Caller: here}, 0, "is not running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			task, err := s.Get(tc.id)
+			task, err := s.Get(context.Background(), tc.id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -119,12 +119,12 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if opts.Monitor != nil {
 		// Until its record is saved, no other monitor start counts the
 		// scope's monitors: the limit holds for starts at the same time.
-		unlock, err := s.lockAt(s.monitorLockPath())
+		unlock, err := lockAt(ctx, s.monitorLockPath())
 		if err != nil {
 			return nil, err
 		}
 		defer unlock()
-		if mon, err = s.prepareMonitor(&opts); err != nil {
+		if mon, err = s.prepareMonitor(ctx, &opts); err != nil {
 			return nil, err
 		}
 		kind = KindMonitor
@@ -171,7 +171,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if pruneDue {
 		// Only now, with the task's record saved: a long prune (or an
 		// interrupt during it) must not undo a start tmux has made.
-		_, warnings, err := s.pruneBatch(opts.KeepFinished, opts.Forget, id)
+		_, warnings, err := s.pruneBatch(ctx, opts.KeepFinished, opts.Forget, id)
 		s.warnAll(pruneWarnings(warnings, err))
 	}
 	return &r.Task, nil

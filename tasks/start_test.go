@@ -41,7 +41,7 @@ func TestStartRefusesATrailingAmpersand(t *testing.T) {
 	if !errors.As(err, new(*ArgumentError)) || !strings.Contains(err.Error(), "bare '&'") {
 		t.Fatalf("Start(\"npm run dev &\"): %v, want an ArgumentError about the bare '&'", err)
 	}
-	if list, _, _ := s.List(Filter{}); len(list) != 0 {
+	if list, _, _ := s.List(context.Background(), Filter{}); len(list) != 0 {
 		t.Fatalf("a refused start left %d task(s) behind", len(list))
 	}
 }

@@ -79,7 +79,7 @@ func (s *Store) StopMany(ctx context.Context, ids []string, opts StopOptions) []
 // none runs. Records it could not read are reported to the store's
 // warnings (WithWarnings) and skipped.
 func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, error) {
-	running, warnings, err := s.List(Filter{Status: StatusRunning})
+	running, warnings, err := s.List(ctx, Filter{Status: StatusRunning})
 	if err != nil {
 		return nil, err
 	}
@@ -99,16 +99,10 @@ func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, er
 // group cannot be proved to be the task's (proveGroup): it is settled as
 // lost and nothing is signalled.
 func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (*Task, error) {
-	// Once begun, a stop runs to its end (bounded by the grace and
-	// stopSettleTimeout): an interrupted stop must not leave a task that was
-	// sent SIGTERM, but never SIGKILL, and is marked as stop-requested.
-	// Until the stop is on record, a wait for the lock may still be
-	// interrupted (the store's context): nothing has been done yet.
-	ctx = context.WithoutCancel(ctx)
 	if opts.Signal == 0 {
 		opts.Signal = syscall.SIGTERM
 	}
-	r, err := s.get(idOrPrefix)
+	r, err := s.get(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +115,13 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 	if procs := s.procs(); r.Running() && r.contains(procs, procs.self()) {
 		return nil, &InsideTaskError{ID: r.ID}
 	}
-	r, v, err := s.beginStop(r.ID, opts)
-	s = s.WithContext(ctx)
+	r, v, err := s.beginStop(ctx, r.ID, opts)
+	// Once begun, a stop runs to its end (bounded by the grace and
+	// stopSettleTimeout): an interrupted stop must not leave a task that was
+	// sent SIGTERM, but never SIGKILL, and is marked as stop-requested.
+	// Until the stop is on record, a wait for the lock may still be
+	// interrupted: nothing has been done yet.
+	ctx = context.WithoutCancel(ctx)
 	if err == nil && v == stopStarting {
 		r, v, err = s.stopOnceStarted(ctx, r, opts)
 	}
@@ -158,7 +157,7 @@ func (s *Store) stopOnceStarted(ctx context.Context, r *record, opts StopOptions
 	if err != nil || r.PID == 0 {
 		return r, stopStarting, err
 	}
-	return s.beginStop(r.ID, opts)
+	return s.beginStop(ctx, r.ID, opts)
 }
 
 // escalate waits the grace for a signalled task to end, then sends SIGKILL
@@ -190,7 +189,7 @@ func (s *Store) endStopped(ctx context.Context, r *record) (*record, error) {
 	if !r.Running() {
 		return r, nil
 	}
-	r, _, err := s.settle(r.ID, r.stopOutcome(outcome{}))
+	r, _, err := s.settle(ctx, r.ID, r.stopOutcome(outcome{}))
 	return r, err
 }
 
@@ -209,9 +208,9 @@ const (
 // lock (ExitedAt), so exactly one of the two wins: a stop that comes second
 // never turns a natural end into "cancelled", and a wrapper that comes
 // second knows the signal was the stop's.
-func (s *Store) beginStop(id string, opts StopOptions) (*record, stopVerdict, error) {
+func (s *Store) beginStop(ctx context.Context, id string, opts StopOptions) (*record, stopVerdict, error) {
 	var v stopVerdict
-	r, err := s.update(id, func(r *record) error {
+	r, err := s.update(ctx, id, func(r *record) error {
 		switch {
 		case !r.Running() || r.ExitedAt != nil || r.commandEnded(s.procs()):
 			v = stopEnded
@@ -294,7 +293,7 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 	}
 	if r.Running() {
 		why := fmt.Sprintf("its command ended but its %s did not record how", r.wrapperName())
-		if r, _, err = s.settle(r.ID, lostOutcome(why)); err != nil {
+		if r, _, err = s.settle(ctx, r.ID, lostOutcome(why)); err != nil {
 			return err
 		}
 	}

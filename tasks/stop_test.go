@@ -33,7 +33,7 @@ func TestStopAllStopsOnlyRunningTasksAndWarnsOfDamage(t *testing.T) {
 	if len(results) != 0 {
 		t.Fatalf("StopAll stopped %d tasks, want none: nothing was running", len(results))
 	}
-	if lost, err := s.Get("a11e0002"); err != nil || lost.Status != StatusFailed {
+	if lost, err := s.Get(context.Background(), "a11e0002"); err != nil || lost.Status != StatusFailed {
 		t.Fatalf("the task whose wrapper never started: %v %v, want it settled as failed", lost, err)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "a11e0003") {
@@ -150,9 +150,9 @@ func settlesOn(s *Store, id string, end syscall.Signal) func(syscall.Signal) {
 		}
 		code := 128 + int(sig)
 		now := time.Now().UTC()
-		r, err := s.update(id, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, &code; return nil })
+		r, err := s.update(context.Background(), id, func(r *record) error { r.ExitedAt, r.ExitedCode = &now, &code; return nil })
 		if err == nil {
-			s.settle(id, r.stopOutcome(codeOutcome(code)))
+			s.settle(context.Background(), id, r.stopOutcome(codeOutcome(code)))
 		}
 	}
 }
@@ -209,7 +209,7 @@ func TestStopSignals(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Stop: %v, want an error saying %q", err, tc.wantErr)
 				}
-				task, _ = s.Get(r.ID)
+				task, _ = s.Get(context.Background(), r.ID)
 			} else if err != nil {
 				t.Fatalf("Stop: %v", err)
 			}

@@ -32,9 +32,6 @@ type Store struct {
 	// root is the state directory as OpenStore checked it, open: the lock
 	// and the status counts are created relative to it (see openRoot).
 	root *os.File
-	// ctx bounds every wait for the lock (see WithContext); nil waits for
-	// as long as it takes, as the wrapper and the capture must.
-	ctx context.Context
 	// warn, if set, is told what a reader could not do on the way (see
 	// WithWarnings).
 	warn func(string)
@@ -46,15 +43,6 @@ type Store struct {
 	// queue is the notification queue, which the store writes under its
 	// lock (see notify.go).
 	queue *notify.Queue
-}
-
-// WithContext returns the store with waits for its lock bounded by ctx: a
-// command blocked behind a stuck lock holder then still honours Ctrl+C,
-// SIGTERM and --timeout, failing with context.Cause(ctx).
-func (s *Store) WithContext(ctx context.Context) *Store {
-	c := *s
-	c.ctx = ctx
-	return &c
 }
 
 // WithWarnings returns the store with warn told of what a read could not
@@ -348,8 +336,8 @@ func (s *Store) saveVia(w *pendingWrite, r *record) error {
 // update applies fn to the current record under the state lock and saves
 // the result, so concurrent writers (wrapper, capture, stop) never undo each
 // other. If fn returns errSkip nothing is written.
-func (s *Store) update(id string, fn func(*record) error) (*record, error) {
-	unlock, err := s.lock()
+func (s *Store) update(ctx context.Context, id string, fn func(*record) error) (*record, error) {
+	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +387,7 @@ func (s *Store) ids() ([]string, error) {
 // matching none, or ambiguous). A name means the task of that name that
 // is running; with none running, the newest of that name; with several
 // running, it is ambiguous (*AmbiguousError listing them).
-func (s *Store) Resolve(handle string) (string, error) {
+func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err := CheckID(handle); err != nil {
 		return "", err
 	}
@@ -421,7 +409,7 @@ func (s *Store) Resolve(handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, err = s.matchName(handle, recs)
+	id, err = s.matchName(ctx, handle, recs)
 	if errors.Is(err, ErrNotFound) {
 		return "", idErr
 	}
@@ -431,7 +419,7 @@ func (s *Store) Resolve(handle string) (string, error) {
 // matchName picks the task named name among recs (oldest first): the one
 // running, else the newest. Several running is *AmbiguousError; none of
 // that name, *NotFoundError.
-func (s *Store) matchName(name string, recs []*record) (string, error) {
+func (s *Store) matchName(ctx context.Context, name string, recs []*record) (string, error) {
 	var running []string
 	newest := ""
 	for _, r := range recs {
@@ -439,7 +427,7 @@ func (s *Store) matchName(name string, recs []*record) (string, error) {
 			continue
 		}
 		newest = r.ID
-		if s.reconcile(r).Running() {
+		if s.reconcile(ctx, r).Running() {
 			running = append(running, r.ID)
 		}
 	}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,7 +194,7 @@ func TestRecordsArePrivate(t *testing.T) {
 		t.Errorf("task record has mode %#o, want 0600", got)
 	}
 	// Rewriting keeps it private.
-	if _, _, err := s.settle(r.ID, exitOutcome(exited(0))); err != nil {
+	if _, _, err := s.settle(context.Background(), r.ID, exitOutcome(exited(0))); err != nil {
 		t.Fatal(err)
 	}
 	if got := permOf(t, s.recordPath(r.ID)); got != 0o600 {
@@ -372,19 +373,19 @@ func TestResolveThroughStore(t *testing.T) {
 	s := newTestStore(t)
 	saveRunning(t, s, "abc12345", time.Now())
 	saveRunning(t, s, "abc19999", time.Now())
-	if id, err := s.Resolve("abc12"); err != nil || id != "abc12345" {
+	if id, err := s.Resolve(context.Background(), "abc12"); err != nil || id != "abc12345" {
 		t.Errorf("Resolve(abc12) = (%q, %v), want abc12345", id, err)
 	}
-	if _, err := s.Resolve("abc1"); !errors.Is(err, ErrAmbiguous) {
+	if _, err := s.Resolve(context.Background(), "abc1"); !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("Resolve(abc1) = %v, want ambiguous", err)
 	}
 	// The lock file and the output directory's files never resolve.
-	if _, err := s.Resolve("../lock"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Resolve(context.Background(), "../lock"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Resolve(../lock) = %v, want not found", err)
 	}
 	// An empty id is a mistake in the call (exit 2), not a missing task.
 	var arg *ArgumentError
-	if _, err := s.Resolve(""); !errors.As(err, &arg) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "task id is empty") {
+	if _, err := s.Resolve(context.Background(), ""); !errors.As(err, &arg) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "task id is empty") {
 		t.Errorf("Resolve(\"\") = %v, want an *ArgumentError saying the id is empty", err)
 	}
 }
@@ -658,7 +659,7 @@ func TestStateReplacedUnderAStoreGetsNothing(t *testing.T) {
 	}
 	mkdirMode(t, s.Dir(), 0o700)
 	s.statusLine().Start("abcd0002")
-	_, _, err := s.settle("abcd0001", exitOutcome(exited(0)))
+	_, _, err := s.settle(context.Background(), "abcd0001", exitOutcome(exited(0)))
 	if !errors.Is(err, errStateReplaced) || errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("settle into a replaced state directory: %v; want it refused as replaced", err)
 	}
@@ -667,7 +668,7 @@ func TestStateReplacedUnderAStoreGetsNothing(t *testing.T) {
 	}
 	// Moved away and not replaced: gone, as far as the path goes.
 	os.Remove(s.Dir())
-	if _, _, err := s.settle("abcd0001", exitOutcome(exited(0))); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := s.settle(context.Background(), "abcd0001", exitOutcome(exited(0))); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("settle with the state directory moved away: %v; want it not to exist", err)
 	}
 }
@@ -720,38 +721,38 @@ func TestResolveByName(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if id, err := s.Resolve("web"); err != nil || id != "aaaa0001" {
+	if id, err := s.Resolve(context.Background(), "web"); err != nil || id != "aaaa0001" {
 		t.Errorf(`Resolve("web") = (%q, %v), want the running task aaaa0001, not the newer ended one`, id, err)
 	}
-	if id, err := s.Resolve("db"); err != nil || id != "bbbb0002" {
+	if id, err := s.Resolve(context.Background(), "db"); err != nil || id != "bbbb0002" {
 		t.Errorf(`Resolve("db") = (%q, %v), want the newest, bbbb0002`, id, err)
 	}
-	if id, err := s.Resolve("job"); err != nil || id != "ffff0001" {
+	if id, err := s.Resolve(context.Background(), "job"); err != nil || id != "ffff0001" {
 		t.Errorf(`Resolve("job") = (%q, %v), want ffff0001, the one still running (ffff0002's wrapper is gone)`, id, err)
 	}
 	var amb *AmbiguousError
-	if _, err := s.Resolve("api"); !errors.As(err, &amb) || !slices.Equal(amb.Candidates, []string{"cccc0001", "cccc0002"}) ||
+	if _, err := s.Resolve(context.Background(), "api"); !errors.As(err, &amb) || !slices.Equal(amb.Candidates, []string{"cccc0001", "cccc0002"}) ||
 		!strings.Contains(err.Error(), `task name "api" is ambiguous`) || !strings.Contains(err.Error(), "cccc0001, cccc0002") {
 		t.Errorf(`Resolve("api") with two running = %v, want ambiguous listing cccc0001, cccc0002`, err)
 	}
 	// Ids first: a full id, and a unique id prefix, whatever the names say.
-	if id, err := s.Resolve("aaaa0001"); err != nil || id != "aaaa0001" {
+	if id, err := s.Resolve(context.Background(), "aaaa0001"); err != nil || id != "aaaa0001" {
 		t.Errorf(`Resolve("aaaa0001") = (%q, %v), want the id itself`, id, err)
 	}
-	if id, err := s.Resolve("dddd"); err != nil || id != "dddd0001" {
+	if id, err := s.Resolve(context.Background(), "dddd"); err != nil || id != "dddd0001" {
 		t.Errorf(`Resolve("dddd") = (%q, %v), want dddd0001, the unique id prefix, not eeee0001 named "dddd"`, id, err)
 	}
 	// An ambiguous id prefix names no task: a task of that name is meant.
-	if id, err := s.Resolve("aaaa"); err != nil || id != "dddd0001" {
+	if id, err := s.Resolve(context.Background(), "aaaa"); err != nil || id != "dddd0001" {
 		t.Errorf(`Resolve("aaaa") = (%q, %v), want dddd0001, the task named so`, id, err)
 	}
-	if _, err := s.Resolve("aaaa0"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), `task id "aaaa0" is ambiguous`) {
+	if _, err := s.Resolve(context.Background(), "aaaa0"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), `task id "aaaa0" is ambiguous`) {
 		t.Errorf(`Resolve("aaaa0") = %v, want the ambiguous id prefix`, err)
 	}
-	if _, err := s.Resolve("nope"); !errors.Is(err, ErrNotFound) || err.Error() != `no task with id or name "nope"` {
+	if _, err := s.Resolve(context.Background(), "nope"); !errors.Is(err, ErrNotFound) || err.Error() != `no task with id or name "nope"` {
 		t.Errorf(`Resolve("nope") = %v, want not found as an id or name`, err)
 	}
-	if _, err := s.Resolve("abc00000"); err == nil || err.Error() != `no task with id "abc00000"` {
+	if _, err := s.Resolve(context.Background(), "abc00000"); err == nil || err.Error() != `no task with id "abc00000"` {
 		t.Errorf(`Resolve("abc00000") = %v, want not found as an id`, err)
 	}
 }

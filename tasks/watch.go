@@ -126,7 +126,7 @@ func (w *watcher) Close() { w.cancel() }
 func (s *Store) Wait(ctx context.Context, ids []string) ([]*Task, error) {
 	resolved := make([]string, len(ids))
 	for i, id := range ids {
-		full, err := s.Resolve(id)
+		full, err := s.Resolve(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func (s *Store) watchRecords(ctx context.Context, ids []string, outputs bool, st
 			if err != nil {
 				return err
 			}
-			rs[i] = s.reconcile(r)
+			rs[i] = s.reconcile(ctx, r)
 		}
 		if done, err := step(rs); done || err != nil {
 			return err

@@ -129,7 +129,8 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bo
 	sp, err := s.takeSpec(opts.ID)
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
+		// The wrapper's own settle: it waits for the lock as long as it takes.
+		s.settle(context.Background(), opts.ID, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
 		return nil, nil, nil, false
 	}
 	pc, err := capture.Start(s.outputFile(r), capture.PaneOptions{
@@ -138,7 +139,8 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bo
 	})
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
-		s.settle(opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
+		// The wrapper's own settle: it waits for the lock as long as it takes.
+		s.settle(context.Background(), opts.ID, outcome{status: StatusFailed, reason: "spawn error: cannot capture output: " + err.Error()})
 		return nil, nil, nil, false
 	}
 	return r, sp, pc, true
@@ -214,7 +216,8 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 		return nil
 	}
 	claim(r)
-	_, err := s.update(opts.ID, claim)
+	// The wrapper's own write: it waits for the lock as long as it takes.
+	_, err := s.update(context.Background(), opts.ID, claim)
 	return err
 }
 
@@ -230,7 +233,8 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 		return outcome{status: StatusFailed, reason: "lost: " + err.Error()}, false
 	}
 	o := exitOutcome(ws)
-	cur, err := s.noteExit(r.ID, o)
+	// The wrapper's own write: it waits for the lock as long as it takes.
+	cur, err := s.noteExit(context.Background(), r.ID, o)
 	stopped := err == nil && cur.StopRequestedAt != nil
 	// The command is gone; whatever it left behind, in its group or out of
 	// it, goes too, so "completed" never means "still running underneath".
@@ -285,8 +289,8 @@ const serverExitGrace = 100 * time.Millisecond
 // whether a stop came first (and its signal may be why the command ended).
 // A failure to write is left to settle to report; promote then still sees
 // the command's pid gone.
-func (s *Store) noteExit(id string, o outcome) (*record, error) {
-	return s.update(id, func(r *record) error {
+func (s *Store) noteExit(ctx context.Context, id string, o outcome) (*record, error) {
+	return s.update(ctx, id, func(r *record) error {
 		now := time.Now().UTC()
 		r.ExitedAt, r.ExitedCode = &now, o.exitCode
 		return nil
@@ -308,7 +312,8 @@ func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOpti
 	if r.KeepFailedPane && o.status == StatusFailed && !paneClosed {
 		o.paneKept = keepPane(r, opts, o)
 	}
-	final := s.settleEnd(r, opts.Out, o, time.Until(until))
+	// The wrapper's own settle: it waits for the lock as long as it takes.
+	final := s.settleEnd(context.Background(), r, opts.Out, o, time.Until(until))
 	if o.paneKept && (final == nil || !final.PaneKept) {
 		releasePane(opts) // the end was another's (a stop, a monitor's own): not kept
 	}
@@ -332,14 +337,14 @@ func (s *Store) awaitAck(r *record, tty io.Writer) string {
 
 // settleEnd settles a task whose command has ended and whose output is in,
 // retrying a failed write for as long as patience (see settleLate).
-func (s *Store) settleEnd(r *record, out io.Writer, o outcome, patience time.Duration) *record {
+func (s *Store) settleEnd(ctx context.Context, r *record, out io.Writer, o outcome, patience time.Duration) *record {
 	if o.exitCode != nil && (*o.exitCode == 126 || *o.exitCode == 127) && o.status == StatusFailed {
 		// The shell could not run the command; its last words say why.
 		if why := output.LastLine(r.OutputPath, 200); why != "" {
 			o.reason += ": " + why
 		}
 	}
-	final, err := s.settleLate(r.ID, o, patience)
+	final, err := s.settleLate(ctx, r.ID, o, patience)
 	if err != nil {
 		fmt.Fprintf(out, "qtask: %v\n", err)
 	}

@@ -432,7 +432,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 	if mayIdle {
 		var handedOff bool
 		var err error
-		if tookBack, handedOff, err = a.noteIdleFirst(store, opts); err != nil {
+		if tookBack, handedOff, err = a.noteIdleFirst(ctx, store, opts); err != nil {
 			return Reply{}, err
 		}
 		if handedOff {
@@ -442,7 +442,7 @@ func (a Agent) Handle(ctx context.Context, store *tasks.Store, in Input, opts Op
 			return Reply{}, nil
 		}
 	}
-	reply, err := a.answerQueued(store, event, opts.Scopes)
+	reply, err := a.answerQueued(ctx, store, event, opts.Scopes)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -507,9 +507,9 @@ func (a Agent) endOfTurn(ctx context.Context, store *tasks.Store, agentDir strin
 // CI). What is queued by then, the hook passes on itself, once it has taken
 // the idle note back (tookBack); if a settle took it first (handedOff),
 // that settle's wake line brings the agent back for it.
-func (a Agent) noteIdleFirst(store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
+func (a Agent) noteIdleFirst(ctx context.Context, store *tasks.Store, opts Options) (tookBack, handedOff bool, err error) {
 	store.NoteAgent(opts.Scopes, a.presence(true, opts))
-	pending, err := store.Notifications(opts.Scopes, tasks.NotifyOptions{Peek: true})
+	pending, err := store.Notifications(ctx, opts.Scopes, tasks.NotifyOptions{Peek: true})
 	if err != nil || len(pending.List) == 0 {
 		return false, false, err
 	}
@@ -524,8 +524,8 @@ func (a Agent) presence(idle bool, opts Options) tasks.AgentPresence {
 
 // answerQueued claims the scopes' pending notifications and answers event
 // with them in the agent's shape (no Data: nothing to say).
-func (a Agent) answerQueued(store *tasks.Store, event string, scopes []string) (Reply, error) {
-	d, err := store.Notifications(scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+func (a Agent) answerQueued(ctx context.Context, store *tasks.Store, event string, scopes []string) (Reply, error) {
+	d, err := store.Notifications(ctx, scopes, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return Reply{}, err
 	}
@@ -547,7 +547,7 @@ func envelopesOf(list []*tasks.Notification) []string {
 func holdForRunning(ctx context.Context, store *tasks.Store, scopes []string, hold time.Duration) {
 	var ids []string
 	for _, scope := range scopes {
-		running, err := store.RunningIn(scope)
+		running, err := store.RunningIn(ctx, scope)
 		if err != nil {
 			return
 		}
@@ -780,7 +780,7 @@ func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Op
 	for len(d.List) == 0 && ctx.Err() == nil {
 		var ids []string
 		for _, scope := range scopes {
-			running, err := store.RunningIn(scope)
+			running, err := store.RunningIn(ctx, scope)
 			if err != nil {
 				return Reply{}, err
 			}
@@ -788,7 +788,7 @@ func (a Agent) Rewake(ctx context.Context, store *tasks.Store, in Input, opts Op
 		}
 		if len(ids) == 0 {
 			// Nothing runs: what is pending now is all there will be.
-			if d, err = store.Notifications(scopes, nopts); err != nil {
+			if d, err = store.Notifications(ctx, scopes, nopts); err != nil {
 				return Reply{}, err
 			}
 			break

@@ -146,7 +146,7 @@ func (h *handlers) start(c *call) tasks.StartOptions {
 // on it reached the model twice. They wait for the next result or hook.
 func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In) (string, error)) {
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		c := &call{ctx: ctx, req: req, store: h.opts.Store.WithContext(ctx), scope: h.opts.Scope()}
+		c := &call{ctx: ctx, req: req, store: h.opts.Store, scope: h.opts.Scope()}
 		text, err := fn(c, in)
 		res := &mcp.CallToolResult{}
 		if err != nil {
@@ -165,7 +165,7 @@ func addTool[In any](s *mcp.Server, h *handlers, t *mcp.Tool, fn func(*call, In)
 // handover.go). A queue that cannot be read is said so in the result, and
 // its notifications stay queued for the next reader.
 func (h *handlers) pending(c *call) string {
-	d, err := c.store.Notifications([]string{c.scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
+	d, err := c.store.Notifications(c.ctx, []string{c.scope}, tasks.NotifyOptions{TailBytes: agent.TailBytes})
 	if err != nil {
 		return "\n\n(qtask could not read the task notifications: " + oneLine(err) + ")"
 	}

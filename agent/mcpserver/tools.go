@@ -38,7 +38,7 @@ func (h *handlers) list(c *call, in listArgs) (string, error) {
 			return "", argError("limit must be from 1 to %d", listMax)
 		}
 	}
-	list, _, err := c.store.List(filter)
+	list, _, err := c.store.List(c.ctx, filter)
 	if err != nil {
 		return "", err
 	}
@@ -106,7 +106,7 @@ type taskArgs struct {
 const statusTailChars = 2000
 
 func (h *handlers) status(c *call, in taskArgs) (string, error) {
-	t, err := c.store.Get(in.TaskID)
+	t, err := c.store.Get(c.ctx, in.TaskID)
 	if err != nil {
 		return "", err
 	}
@@ -163,7 +163,7 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 	if in.TailLines != nil && *in.TailLines < 0 {
 		return "", argError("tail_lines must not be negative")
 	}
-	t, err := c.store.Get(in.TaskID)
+	t, err := c.store.Get(c.ctx, in.TaskID)
 	if err != nil {
 		return "", err
 	}

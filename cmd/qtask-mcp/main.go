@@ -93,7 +93,7 @@ func serve(ctx context.Context, self string, at listen) error {
 	if err != nil {
 		return err
 	}
-	store = store.WithContext(ctx).WithWarnings(func(msg string) { say("warning: %s", msg) })
+	store = store.WithWarnings(func(msg string) { say("warning: %s", msg) })
 	start := launch.StartOptions(cfg, env, os.Environ(), self, store)
 	start.WindowInSession = cfg.AgentWindows == config.AgentWindowsQtask
 	// A server no agent names a session for has a scope of its own, never
@@ -111,7 +111,7 @@ func serve(ctx context.Context, self string, at listen) error {
 		Dir:               wd,
 		ForegroundTimeout: cfg.ForegroundTimeout,
 		Started: func() {
-			for _, w := range launch.AutoPrune(store, cfg.KeepFinished, env.StateDir) {
+			for _, w := range launch.AutoPrune(ctx, store, cfg.KeepFinished, env.StateDir) {
 				say("warning: %s", w)
 			}
 		},

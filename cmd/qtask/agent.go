@@ -85,7 +85,7 @@ type inboxEntry struct {
 }
 
 func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func runAgentInbox(ctx context.Context, deps *Deps, opts *InboxOptions) error {
 			return &ExitError{Code: exitTimeout}
 		}
 	} else {
-		d, err = store.Notifications(scopes, nopts)
+		d, err = store.Notifications(ctx, scopes, nopts)
 	}
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func runAgentHook(ctx context.Context, deps *Deps, opts *HookOptions) error {
 	if opts.Rewake > 0 && !hooks.ClaudeOutlivesTurn(deps.Env.ClaudeEntrypoint, deps.Env.ClaudePID) {
 		return nil // a plain headless run: no one to wake, and Claude would wait for the waiter
 	}
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return hookWarning(deps, err)
 	}

@@ -139,7 +139,7 @@ func attendBackgroundCall(ctx context.Context, deps *Deps, store *tasks.Store, t
 				return
 			case <-claude.Done():
 				if errors.Is(context.Cause(claude), agent.ErrAgentGone) {
-					store.OutliveCaller(t.ID)
+					store.OutliveCaller(ctx, t.ID)
 				}
 				claude = context.Background() // seen: wait for the rest
 			case <-attend.Done():

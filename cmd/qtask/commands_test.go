@@ -36,12 +36,12 @@ func (f *fakeStore) call(format string, a ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, a...))
 }
 
-func (f *fakeStore) List(filter tasks.Filter) ([]*tasks.Task, []string, error) {
+func (f *fakeStore) List(_ context.Context, filter tasks.Filter) ([]*tasks.Task, []string, error) {
 	f.call("List %s %s", filter.Status, filter.Scope)
 	return f.list, f.warnings, f.err
 }
 
-func (f *fakeStore) Get(id string) (*tasks.Task, error) {
+func (f *fakeStore) Get(_ context.Context, id string) (*tasks.Task, error) {
 	f.call("Get %s", id)
 	if f.err != nil {
 		return nil, f.err
@@ -96,7 +96,7 @@ func (f *fakeStore) Promote(ctx context.Context, id, session string) (*tasks.Pro
 // fakeDeps is testDeps with the store replaced by f.
 func fakeDeps(f *fakeStore) (*Deps, *strings.Builder, *strings.Builder) {
 	deps, out, errOut := testDeps()
-	deps.OpenTasks = func(context.Context) (TaskStore, error) { return f, nil }
+	deps.OpenTasks = func() (TaskStore, error) { return f, nil }
 	var o, e strings.Builder
 	deps.IO.Out, deps.IO.ErrOut = &o, &e
 	_, _ = out, errOut

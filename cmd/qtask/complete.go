@@ -50,11 +50,11 @@ func addTaskCompletion(deps *Deps, root *cobra.Command) {
 // completeTaskIDs lists the ids of tasks with status ("" for any) that
 // start with prefix and are not already among args.
 func completeTaskIDs(deps *Deps, cmd *cobra.Command, status tasks.Status, args []string, prefix string) []string {
-	store, err := deps.Store(cmd.Context())
+	store, err := deps.Store()
 	if err != nil {
 		return nil
 	}
-	list, _, err := store.List(tasks.Filter{Status: status})
+	list, _, err := store.List(cmd.Context(), tasks.Filter{Status: status})
 	if err != nil {
 		return nil
 	}

@@ -58,7 +58,7 @@ new events as they come: for one monitor until it ends, for all of them
 const eventTimeFormat = "2006-01-02 15:04:05"
 
 func runEvents(ctx context.Context, deps *Deps, opts *EventsOptions) error {
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func runInit(ctx context.Context, deps *Deps, opts *InitOptions) error {
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("init: %w", err)}
 	}
-	if _, err := deps.Store(ctx); err != nil {
+	if _, err := deps.Store(); err != nil {
 		return err
 	}
 	if err := shellhooks.Prepare(deps.Env.StateDir); err != nil {
@@ -75,7 +75,7 @@ func runInitTmux(ctx context.Context, deps *Deps) error {
 	if _, err := plugin.Install(ctx, server, deps.Self); err != nil {
 		return err
 	}
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}

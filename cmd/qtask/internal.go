@@ -120,7 +120,7 @@ func newCmdPanesClosed(deps *Deps) *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := deps.Store(cmd.Context())
+			store, err := deps.Store()
 			if err != nil {
 				return err
 			}

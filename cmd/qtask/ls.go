@@ -84,11 +84,11 @@ func runLs(ctx context.Context, deps *Deps, opts *LsOptions) error {
 		filter.Status = st
 	}
 	filter.Scope = opts.Scope
-	store, err := deps.OpenTasks(ctx)
+	store, err := deps.OpenTasks()
 	if err != nil {
 		return err
 	}
-	list, warnings, err := store.List(filter)
+	list, warnings, err := store.List(ctx, filter)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ state directory, mode 0600: only you can connect, and no token is needed.`,
 // becomes qtask-mcp, the server linked on its own (see cmd/qtask-mcp): the
 // agent's stdio and signals reach it directly.
 func runMCP(ctx context.Context, deps *Deps, opts *MCPOptions) error {
-	if _, _, err := deps.ConfigAndStore(ctx); err != nil {
+	if _, _, err := deps.ConfigAndStore(); err != nil {
 		return err
 	}
 	server := filepath.Join(filepath.Dir(deps.Self), "qtask-mcp")

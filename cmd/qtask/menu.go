@@ -45,19 +45,19 @@ func newCmdMenu(deps *Deps) *cobra.Command {
 func runMenu(ctx context.Context, deps *Deps, opts *menuOptions) error {
 	server := launch.Server(deps.Env)
 	say := func(text string) error { return plugin.Say(ctx, server, opts.Client, "qtask: "+text) }
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return say(err.Error())
 	}
 	switch {
 	case opts.Task == "":
-		list, _, err := store.List(tasks.Filter{})
+		list, _, err := store.List(ctx, tasks.Filter{})
 		if err != nil {
 			return say(err.Error())
 		}
 		return plugin.ShowTaskMenu(ctx, server, deps.Self, opts.Client, fmt.Sprintf(" qtask: %d tasks ", len(list)), displayMenuRows(menuOrder(list)))
 	case opts.Action == "":
-		t, err := store.Get(opts.Task)
+		t, err := store.Get(ctx, opts.Task)
 		if err != nil {
 			return say(err.Error())
 		}

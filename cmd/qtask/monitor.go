@@ -114,7 +114,7 @@ func runMonitor(ctx context.Context, deps *Deps, opts *MonitorOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func runMonitor(ctx context.Context, deps *Deps, opts *MonitorOptions) error {
 		terms := agent.MonitorTerms{Match: displayValue(opts.Monitor.Match), MaxEvents: opts.Monitor.MaxEvents, IdleTimeout: opts.Monitor.IdleTimeout}
 		if opts.Source != "" {
 			// The full id, as the monitor's own command names it.
-			source, err := store.Resolve(opts.Source)
+			source, err := store.Resolve(ctx, opts.Source)
 			if err != nil {
 				source = opts.Source
 			}

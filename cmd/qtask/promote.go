@@ -96,13 +96,13 @@ func promoteTask(ctx context.Context, deps *Deps, opts *PromoteOptions) (*tasks.
 		return nil, err
 	}
 	if opts.ID != "" {
-		store, err := deps.OpenTasks(ctx)
+		store, err := deps.OpenTasks()
 		if err != nil {
 			return nil, err
 		}
 		return store.Promote(ctx, opts.ID, cfg.Session)
 	}
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return nil, err
 	}

@@ -58,11 +58,11 @@ config, default 200; 0 keeps all), as every qtask run does by itself.`,
 }
 
 func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}
-	pruned, warnings, err := store.Prune(tasks.PruneOptions{
+	pruned, warnings, err := store.Prune(ctx, tasks.PruneOptions{
 		Keep:      cfg.KeepFinished,
 		OlderThan: opts.OlderThan,
 		All:       opts.AllFinished,

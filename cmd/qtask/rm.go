@@ -41,7 +41,7 @@ to stop it and then remove it.`,
 }
 
 func runRm(ctx context.Context, deps *Deps, opts *RmOptions) error {
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func runRm(ctx context.Context, deps *Deps, opts *RmOptions) error {
 			}
 		}
 	}
-	removed, err := store.Remove(opts.IDs, launch.ForgetPanes(deps.Env.StateDir))
+	removed, err := store.Remove(ctx, opts.IDs, launch.ForgetPanes(deps.Env.StateDir))
 	for _, t := range removed {
 		fmt.Fprintf(deps.IO.Out, "Removed task %s\n", displayValue(t.ID))
 	}

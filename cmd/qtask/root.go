@@ -75,15 +75,15 @@ type Deps struct {
 	// steer tasks (ls, status, stop, wait, promote) see it: Main sets it to
 	// Store; a unit test sets a fake, so those commands' run functions are
 	// tested without tmux or a state directory.
-	OpenTasks func(ctx context.Context) (TaskStore, error)
+	OpenTasks func() (TaskStore, error)
 }
 
 // TaskStore is what ls, status, stop, wait and promote need of the task
 // store (*tasks.Store is the real one): defined here, where it is used, so
 // a test's fake implements only this.
 type TaskStore interface {
-	List(tasks.Filter) ([]*tasks.Task, []string, error)
-	Get(idOrPrefix string) (*tasks.Task, error)
+	List(ctx context.Context, f tasks.Filter) ([]*tasks.Task, []string, error)
+	Get(ctx context.Context, idOrPrefix string) (*tasks.Task, error)
 	MarkSeen(*tasks.Task) error
 	OutputTail(t *tasks.Task, n int) (string, bool, error)
 	WriteOutputTail(t *tasks.Task, w io.Writer, n int) (int64, error)
@@ -95,8 +95,8 @@ type TaskStore interface {
 }
 
 // openStore is the real OpenTasks.
-func (d *Deps) openStore(ctx context.Context) (TaskStore, error) {
-	store, err := d.Store(ctx)
+func (d *Deps) openStore() (TaskStore, error) {
+	store, err := d.Store()
 	if err != nil {
 		return nil, err // not a nil *tasks.Store in a non-nil interface
 	}
@@ -109,25 +109,24 @@ func (d *Deps) Config() (config.Config, error) {
 	return cfg, err
 }
 
-// Store opens the state directory. Waits for its lock end with ctx (a
-// signal, or a command's own timeout), so no command hangs on a stuck lock;
-// what a read could not do on its way is printed as a warning.
-func (d *Deps) Store(ctx context.Context) (*tasks.Store, error) {
+// Store opens the state directory; what a read could not do on its way is
+// printed as a warning.
+func (d *Deps) Store() (*tasks.Store, error) {
 	store, err := launch.OpenStore(d.Env)
 	if err != nil {
 		return nil, err
 	}
 	warn := func(msg string) { printWarnings(d.IO.ErrOut, []string{msg}) }
-	return store.WithContext(ctx).WithWarnings(warn), nil
+	return store.WithWarnings(warn), nil
 }
 
 // Task opens the store and resolves id (or a unique prefix) to its task.
 func (d *Deps) Task(ctx context.Context, id string) (*tasks.Store, *tasks.Task, error) {
-	store, err := d.Store(ctx)
+	store, err := d.Store()
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := store.Get(id)
+	t, err := store.Get(ctx, id)
 	return store, t, err
 }
 
@@ -136,17 +135,17 @@ func (d *Deps) Task(ctx context.Context, id string) (*tasks.Store, *tasks.Task, 
 // unseen failures. A state dir that cannot record that must not stop the
 // looking, so that error is dropped.
 func (d *Deps) ViewTask(ctx context.Context, id string) (*tasks.Store, *tasks.Task, error) {
-	store, err := d.Store(ctx)
+	store, err := d.Store()
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := viewTask(store, id)
+	t, err := viewTask(ctx, store, id)
 	return store, t, err
 }
 
 // viewTask resolves id in store and marks the task seen (see ViewTask).
-func viewTask(store TaskStore, id string) (*tasks.Task, error) {
-	t, err := store.Get(id)
+func viewTask(ctx context.Context, store TaskStore, id string) (*tasks.Task, error) {
+	t, err := store.Get(ctx, id)
 	if err == nil {
 		_ = store.MarkSeen(t)
 	}
@@ -155,12 +154,12 @@ func viewTask(store TaskStore, id string) (*tasks.Task, error) {
 
 // ConfigAndStore loads the config and opens the store, for commands that
 // act on tasks with configured settings.
-func (d *Deps) ConfigAndStore(ctx context.Context) (config.Config, *tasks.Store, error) {
+func (d *Deps) ConfigAndStore() (config.Config, *tasks.Store, error) {
 	cfg, err := d.Config()
 	if err != nil {
 		return cfg, nil, err
 	}
-	store, err := d.Store(ctx)
+	store, err := d.Store()
 	return cfg, store, err
 }
 

@@ -221,7 +221,7 @@ func startRun(ctx context.Context, deps *Deps, opts *RunOptions) (config.Config,
 	if err != nil {
 		return config.Config{}, nil, nil, err
 	}
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return cfg, nil, nil, err
 	}

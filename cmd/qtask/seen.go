@@ -41,18 +41,18 @@ Prints nothing; a task that is not an unseen failure is left as it is.`,
 }
 
 func runSeen(ctx context.Context, deps *Deps, opts *SeenOptions) error {
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return err
 	}
 	var list []*tasks.Task
 	if opts.All {
-		if list, _, err = store.List(tasks.Filter{Status: tasks.StatusFailed}); err != nil {
+		if list, _, err = store.List(ctx, tasks.Filter{Status: tasks.StatusFailed}); err != nil {
 			return err
 		}
 	} else {
 		for _, id := range opts.IDs {
-			t, err := store.Get(id)
+			t, err := store.Get(ctx, id)
 			if err != nil {
 				return err
 			}

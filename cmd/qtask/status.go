@@ -45,11 +45,11 @@ func NewCmdStatus(deps *Deps, runF func(context.Context, *StatusOptions) error) 
 }
 
 func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
-	store, err := deps.OpenTasks(ctx)
+	store, err := deps.OpenTasks()
 	if err != nil {
 		return err
 	}
-	t, err := viewTask(store, opts.ID)
+	t, err := viewTask(ctx, store, opts.ID)
 	if err != nil {
 		return err
 	}

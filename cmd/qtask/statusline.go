@@ -50,7 +50,7 @@ status-line) runs this command.`,
 }
 
 func runStatusLine(ctx context.Context, deps *Deps, opts *StatusLineOptions) error {
-	cfg, store, err := deps.ConfigAndStore(ctx)
+	cfg, store, err := deps.ConfigAndStore()
 	if err != nil {
 		return err
 	}

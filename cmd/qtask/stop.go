@@ -59,7 +59,7 @@ func runStop(ctx context.Context, deps *Deps, opts *StopOptions) error {
 		}
 		grace = cfg.StopGrace
 	}
-	store, err := deps.OpenTasks(ctx)
+	store, err := deps.OpenTasks()
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ tmux plugin opens it in a popup with prefix T.`,
 }
 
 func runUI(ctx context.Context, deps *Deps, client string) error {
-	store, err := deps.Store(ctx)
+	store, err := deps.Store()
 	if err != nil {
 		return err
 	}
@@ -64,16 +64,16 @@ type menuSource struct {
 	client string // the tmux client Enter switches; "" the current one
 }
 
-func (s *menuSource) Rows() ([]menuui.Row, error) {
-	list, _, err := s.store.List(tasks.Filter{})
+func (s *menuSource) Rows(ctx context.Context) ([]menuui.Row, error) {
+	list, _, err := s.store.List(ctx, tasks.Filter{})
 	if err != nil {
 		return nil, shownError(err)
 	}
 	return menuRows(menuOrder(list), time.Now()), nil
 }
 
-func (s *menuSource) Row(id string) (menuui.Row, error) {
-	t, err := s.store.Get(id)
+func (s *menuSource) Row(ctx context.Context, id string) (menuui.Row, error) {
+	t, err := s.store.Get(ctx, id)
 	if err != nil {
 		return menuui.Row{}, shownError(err)
 	}
@@ -83,8 +83,8 @@ func (s *menuSource) Row(id string) (menuui.Row, error) {
 // Viewable reads the task afresh and asks tasks.Show, as attach would: a
 // task of another tmux server than the ui's would nest a tmux client in
 // this one.
-func (s *menuSource) Viewable(id string) error {
-	t, err := s.store.Get(id)
+func (s *menuSource) Viewable(ctx context.Context, id string) error {
+	t, err := s.store.Get(ctx, id)
 	if err == nil {
 		opts := tasks.ShowOptions{Caller: s.deps.Caller(), InTmux: s.deps.tmuxServer(), Client: s.client}
 		_, err = s.store.Show(t, opts)

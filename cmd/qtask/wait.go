@@ -81,7 +81,7 @@ func runWait(ctx context.Context, deps *Deps, opts *WaitOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, *opts.Timeout)
 		defer cancel()
 	}
-	store, err := deps.OpenTasks(ctx)
+	store, err := deps.OpenTasks()
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func waitExitCode(list []*tasks.Task) int {
 // runWaitUntil is `wait ID --until REGEX`: a readiness gate on a task that
 // is already running.
 func runWaitUntil(ctx context.Context, deps *Deps, opts *WaitOptions) error {
-	store, err := deps.OpenTasks(ctx)
+	store, err := deps.OpenTasks()
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func Run(ctx context.Context, in Inputs) []Finding {
 		out = append(out, checkServer(ctx, in.Server, in.Env.StateDir, own, here)...)
 	}
 	out = append(out, checkState(in.Env))
-	if f, ok := checkTasksElsewhere(in.Env, in.Server); ok {
+	if f, ok := checkTasksElsewhere(ctx, in.Env, in.Server); ok {
 		out = append(out, f)
 	}
 	out = append(out, checkConfig(in.Env.ConfigPath), checkLocale(in.Env.Locale))
@@ -163,12 +163,12 @@ func parentCommand() string {
 // from another server): their windows, keys and messages are there, not
 // on this one. Never a failure; ok is false when there is nothing to say
 // (no such task, or no state to read: checkState reports that).
-func checkTasksElsewhere(env config.Env, server tmux.Server) (Finding, bool) {
+func checkTasksElsewhere(ctx context.Context, env config.Env, server tmux.Server) (Finding, bool) {
 	store, err := tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar})
 	if err != nil {
 		return Finding{}, false
 	}
-	running, _, err := store.List(tasks.Filter{Status: tasks.StatusRunning})
+	running, _, err := store.List(ctx, tasks.Filter{Status: tasks.StatusRunning})
 	if err != nil {
 		return Finding{}, false
 	}

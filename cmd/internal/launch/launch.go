@@ -5,6 +5,8 @@
 package launch
 
 import (
+	"context"
+
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
@@ -96,6 +98,6 @@ func ForgetPanes(stateDir string) func(*tasks.Task) {
 // AutoPrune keeps the newest keep finished tasks (as every start does), and
 // returns what it could not do, as warnings: the task has started either
 // way.
-func AutoPrune(store *tasks.Store, keep int, stateDir string) []string {
-	return store.AutoPruneWarnings(keep, ForgetPanes(stateDir))
+func AutoPrune(ctx context.Context, store *tasks.Store, keep int, stateDir string) []string {
+	return store.AutoPruneWarnings(ctx, keep, ForgetPanes(stateDir))
 }

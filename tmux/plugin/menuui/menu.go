@@ -33,8 +33,8 @@ type terminal interface {
 
 // load re-reads the rows. The cursor stays on its task; if that one is
 // gone (removed), on the row it was on, now the next task's.
-func (m *menu) load() {
-	list, err := m.src.Rows()
+func (m *menu) load(ctx context.Context) {
+	list, err := m.src.Rows(ctx)
 	if err != nil {
 		m.note = err.Error()
 		return
@@ -152,7 +152,7 @@ func (m *menu) key(ctx context.Context, k string) bool {
 		id := m.selected
 		switch k {
 		case "\r":
-			if why := m.unviewable(id); why != "" {
+			if why := m.unviewable(ctx, id); why != "" {
 				m.note = why
 				return true
 			}
@@ -162,7 +162,7 @@ func (m *menu) key(ctx context.Context, k string) bool {
 			m.give("log", m.src.Log(id))
 		case "f":
 			m.give("follow", m.src.Follow(id))
-			if r, err := m.src.Row(id); err == nil && !r.Running { // not left with Ctrl+C while it runs
+			if r, err := m.src.Row(ctx, id); err == nil && !r.Running { // not left with Ctrl+C while it runs
 				// Its last lines, often the reason it failed, would
 				// otherwise be wiped at once by the list.
 				m.term.pause("[qtask: task " + id + " ended; press a key to go back to the list]")
@@ -170,7 +170,7 @@ func (m *menu) key(ctx context.Context, k string) bool {
 		case "s":
 			m.note = m.src.Stop(ctx, id)
 		case "x":
-			if r, err := m.src.Row(id); err == nil && r.Running {
+			if r, err := m.src.Row(ctx, id); err == nil && r.Running {
 				m.removing = id
 				m.note = fmt.Sprintf("task %s is running: y stops it and removes it with its output, any other key keeps it", id)
 				return true
@@ -184,15 +184,15 @@ func (m *menu) key(ctx context.Context, k string) bool {
 // unviewable says why Enter cannot show task id ("" if it can): it has
 // ended, or the Source cannot show it here. Read afresh: the list on the
 // screen may be a refresh old.
-func (m *menu) unviewable(id string) string {
-	r, err := m.src.Row(id)
+func (m *menu) unviewable(ctx context.Context, id string) string {
+	r, err := m.src.Row(ctx, id)
 	if err != nil {
 		return err.Error()
 	}
 	if !r.Running {
 		return fmt.Sprintf("task %s is not running (%s): l reads its log", id, r.Status)
 	}
-	if err := m.src.Viewable(id); err != nil {
+	if err := m.src.Viewable(ctx, id); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -16,9 +16,9 @@ type fakeSource struct {
 	calls []string
 }
 
-func (f *fakeSource) Rows() ([]Row, error) { return slices.Clone(f.rows), nil }
+func (f *fakeSource) Rows(context.Context) ([]Row, error) { return slices.Clone(f.rows), nil }
 
-func (f *fakeSource) Row(id string) (Row, error) {
+func (f *fakeSource) Row(_ context.Context, id string) (Row, error) {
 	for _, r := range f.rows {
 		if r.ID == id {
 			return r, nil
@@ -27,7 +27,7 @@ func (f *fakeSource) Row(id string) (Row, error) {
 	return Row{}, errors.New("no task " + id)
 }
 
-func (f *fakeSource) Viewable(id string) error {
+func (f *fakeSource) Viewable(_ context.Context, id string) error {
 	if strings.HasPrefix(id, "far") {
 		return errors.New("task " + id + " runs on another tmux server")
 	}
@@ -108,7 +108,7 @@ func TestKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src, term := &fakeSource{rows: threeRows()}, &fakeTerminal{}
 			m := &menu{src: src, term: term}
-			m.load()
+			m.load(context.Background())
 			quit := false
 			for _, k := range tc.keys {
 				if !m.key(context.Background(), k) {
@@ -136,11 +136,11 @@ func TestKeys(t *testing.T) {
 func TestCursorStaysOnItsRowAfterRemove(t *testing.T) {
 	src := &fakeSource{rows: threeRows()}
 	m := &menu{src: src, term: &fakeTerminal{}}
-	m.load()
+	m.load(context.Background())
 	m.key(context.Background(), "j")
 	m.key(context.Background(), "x")
 	m.key(context.Background(), "y")
-	m.load()
+	m.load(context.Background())
 	if m.selected != "done3" {
 		t.Fatalf("after removing far2 the cursor is on %q, want the next row's done3", m.selected)
 	}
@@ -163,7 +163,7 @@ func screenLines(frame string) []string {
 func TestFrameColumnsLineUp(t *testing.T) {
 	rows := append(threeRows(), Row{ID: "mon4", Status: "completed (max events reached, 1000 events)", Runtime: "2m", Label: "monitor"})
 	m := &menu{src: &fakeSource{rows: rows}, term: &fakeTerminal{}}
-	m.load()
+	m.load(context.Background())
 	lines := screenLines(m.frame(24, 80))
 	column := map[string]int{}
 	for _, l := range lines {
@@ -194,7 +194,7 @@ func TestFrameSaysHowManyMore(t *testing.T) {
 		rows = append(rows, Row{ID: fmt.Sprintf("t%02d", i), Status: "completed", Runtime: "1s", Label: fmt.Sprintf("many-%02d", i)})
 	}
 	m := &menu{src: &fakeSource{rows: rows}, term: &fakeTerminal{}}
-	m.load()
+	m.load(context.Background())
 	const height = 12
 	shownRows := func(lines []string) int {
 		n := 0

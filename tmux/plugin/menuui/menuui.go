@@ -28,14 +28,14 @@ type Row struct {
 // action said) reach the screen as they are, as Row's fields do.
 type Source interface {
 	// Rows lists the tasks in the order shown.
-	Rows() ([]Row, error)
+	Rows(ctx context.Context) ([]Row, error)
 	// Row reads one task afresh: the list on the screen may be a refresh
 	// old when a key acts on it.
-	Row(id string) (Row, error)
+	Row(ctx context.Context, id string) (Row, error)
 	// Viewable says why View cannot show a running task here (nil if it
 	// can), so the menu says so instead of closing with its popup before
 	// the reason could be read.
-	Viewable(id string) error
+	Viewable(ctx context.Context, id string) error
 	// Stop and Remove act and return what to tell the user; force removes
 	// a running task (stopping it first).
 	Stop(ctx context.Context, id string) string

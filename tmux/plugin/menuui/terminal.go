@@ -31,7 +31,7 @@ func Run(ctx context.Context, tty *os.File, out, errOut io.Writer, src Source) e
 	defer fmt.Fprint(out, "\x1b[?25h\x1b[?1049l")
 	m := &menu{src: src, term: t}
 	for ctx.Err() == nil {
-		m.load()
+		m.load(ctx)
 		rows, cols := 24, 80
 		if w, h, err := term.GetSize(int(tty.Fd())); err == nil && w > 0 && h > 0 {
 			rows, cols = h, w
