@@ -205,7 +205,22 @@ func TestRealAgentWakeTmuxWakesAnIdleGemini(t *testing.T) {
 	testWakeTmuxWakesAnIdleTUI(t, agenttest.Gemini, "-m", "gemini-2.5-flash", "--yolo")
 }
 
-func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
+// gatedTaskInTUI is a real agent's TUI, installed with --wake tmux, whose
+// model has started a background task that ends (exit 5, printing out)
+// once gate is opened; the model's last turn answers with lastText.
+type gatedTaskInTUI struct {
+	h         *harness
+	tui       *tui
+	mock      *mockmodel.Server
+	gate, out string
+	ctx       context.Context
+}
+
+// startGatedTaskInTUI starts agent a's TUI (tuiArgs: its arguments for the
+// mock model), prompts it to start the gated task and waits for the model
+// to have run it.
+func startGatedTaskInTUI(t *testing.T, a agenttest.Agent, lastText string, tuiArgs ...string) *gatedTaskInTUI {
+	t.Helper()
 	agenttest.Require(t, a)
 	h := newHarness(t)
 	proj := h.installedProject(a.Name, "--wake", "tmux")
@@ -214,25 +229,30 @@ func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...stri
 		t.Fatal(err)
 	}
 	tag := fmt.Sprintf("%08x", rand.Uint32())
-	out := "out-t-42-" + tag
 	mock, err := mockmodel.Start(
 		mockmodel.Shell(fmt.Sprintf("qtask run --agent --bg -- 'cat %s >/dev/null; echo out-t-$((6*7))-%s; exit 5'", gate, tag)),
 		mockmodel.Text("Started it; I will hear when it ends."),
-		mockmodel.Text("The task failed with exit 5."),
+		mockmodel.Text(lastText),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	tui := h.startTUI(ctx, a, proj, mock, tuiArgs...)
 	tui.prompt("start the task")
 	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
 		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, tui.screen(), mock.Summary())
 	}
+	return &gatedTaskInTUI{h: h, tui: tui, mock: mock, gate: gate, out: "out-t-42-" + tag, ctx: ctx}
+}
+
+func testWakeTmuxWakesAnIdleTUI(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
+	g := startGatedTaskInTUI(t, a, "The task failed with exit 5.", tuiArgs...)
+	tui, mock, out, ctx := g.tui, g.mock, g.out, g.ctx
 	tui.awaitIdle("Started it")
-	openGate(gate)
+	openGate(g.gate)
 	woken, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && r.Count(out) > 0 })
 	if err != nil {
 		t.Fatalf("the idle %s was not woken: %v\nscreen:\n%s\nrequests:\n%s", a.Name, err, tui.screen(), mock.Summary())
@@ -265,31 +285,8 @@ func TestRealAgentWakeTmuxKeepsAHalfTypedPromptGemini(t *testing.T) {
 }
 
 func testWakeTmuxKeepsAHalfTypedPrompt(t *testing.T, a agenttest.Agent, tuiArgs ...string) {
-	agenttest.Require(t, a)
-	h := newHarness(t)
-	proj := h.installedProject(a.Name, "--wake", "tmux")
-	gate := filepath.Join(proj, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tag := fmt.Sprintf("%08x", rand.Uint32())
-	out := "out-t-42-" + tag
-	mock, err := mockmodel.Start(
-		mockmodel.Shell(fmt.Sprintf("qtask run --agent --bg -- 'cat %s >/dev/null; echo out-t-$((6*7))-%s; exit 5'", gate, tag)),
-		mockmodel.Text("Started it; I will hear when it ends."),
-		mockmodel.Text("The task failed with exit 5; the lint results are next."),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	tui := h.startTUI(ctx, a, proj, mock, tuiArgs...)
-	tui.prompt("start the task")
-	if _, err := mock.WaitFor(ctx, func(r mockmodel.Request) bool { return r.Main && len(r.ToolResults()) >= 1 }); err != nil {
-		t.Fatalf("the task was not started: %v\nscreen:\n%s\nrequests:\n%s", err, tui.screen(), mock.Summary())
-	}
+	g := startGatedTaskInTUI(t, a, "The task failed with exit 5; the lint results are next.", tuiArgs...)
+	h, tui, mock, gate, out, ctx := g.h, g.tui, g.mock, g.gate, g.out, g.ctx
 	task := h.lastTask()
 	wrapper := h.awaitWrapper(task.ID).WrapperPID
 	tui.awaitIdle("Started it")
