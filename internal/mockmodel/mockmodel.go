@@ -219,7 +219,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		route.kind = kindBadJSON
 	}
 	r.decoded = decoded
-	r.Main = route.kind == kindGenerate && len(r.ToolNames()) > 0
+	r.Main = route.kind == kindGenerate && len(r.ToolNames()) > 0 && !r.suggestionMode()
 
 	var turn Turn
 	switch {

@@ -351,3 +351,24 @@ func TestWaitForWakesOnLaterRequest(t *testing.T) {
 		t.Error("WaitFor with no match returned no error")
 	}
 }
+
+// TestQwenSuggestionModeIsASideCall: qwen-code's TUI asks, after a turn,
+// what the user might type next, in a request that offers the tools like a
+// main turn; it must not take the next scripted turn (it once did, and a
+// wake test counted it as a prompt the person had sent).
+func TestQwenSuggestionModeIsASideCall(t *testing.T) {
+	s := start(t, Text("scripted"))
+	suggestion := strings.Replace(strings.Replace(qwenBody, `"stream":true`, `"stream":false`, 1),
+		`"text":"PROMPT"`, `"text":"[SUGGESTION MODE: Suggest what the user might naturally type next.]"`, 1)
+	_, body := post(t, s, "/v1/chat/completions", suggestion)
+	if got := pick(decode(t, body), "choices", 0, "message", "content"); got != SideText {
+		t.Errorf("a suggestion-mode request got %v, want the side text", got)
+	}
+	if n := len(s.MainTurns()); n != 0 {
+		t.Errorf("a suggestion-mode request counted as %d main turns, want 0", n)
+	}
+	_, body = post(t, s, "/v1/chat/completions", strings.Replace(qwenBody, `"stream":true`, `"stream":false`, 1))
+	if got := pick(decode(t, body), "choices", 0, "message", "content"); got != "scripted" {
+		t.Errorf("the main turn after it got %v, want the scripted turn", got)
+	}
+}

@@ -168,6 +168,15 @@ func (r Request) Texts() []string {
 	return out
 }
 
+// suggestionMode reports whether the request is qwen-code's prompt
+// suggestion (its TUI asks, after a turn, what the user might type next):
+// it offers the tools as a main turn does, but its last text starts with
+// "[SUGGESTION MODE:", and it must not take a scripted turn.
+func (r Request) suggestionMode() bool {
+	texts := r.Texts()
+	return len(texts) > 0 && strings.HasPrefix(texts[len(texts)-1], "[SUGGESTION MODE:")
+}
+
 // Count returns how many times s occurs in the string values of the body
 // (system prompt, conversation, tool results, tool descriptions alike): a
 // notification that reached the model exactly once counts 1 in the request
