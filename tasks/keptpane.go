@@ -20,18 +20,23 @@ const keptPaneTimeout = 5 * time.Second
 
 // keepPane asks tmux to keep the wrapper's pane once it exits, for a task
 // ending as o, and reports whether it will.
-func keepPane(r *record, opts ExecOptions, o outcome) bool {
+func keepPane(opts ExecOptions) bool {
 	if opts.Pane == "" {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), keptPaneTimeout)
 	defer cancel()
+	return opts.Server.KeepDeadPane(ctx, opts.Pane) == nil
+}
+
+// keptPaneNote is the kept pane's last line, which the wrapper prints
+// into it once the task is settled: why it is there and how it goes.
+func keptPaneNote(r *record, o outcome) string {
 	why := "failed"
 	if o.reason != "" {
 		why += ": " + o.reason
 	}
-	note := statusline.ShortLabel("qtask: task "+r.ID+" "+why+". This pane closes once you leave it; qtask rm "+r.ID+" closes it now.", 200)
-	return opts.Server.KeepDeadPane(ctx, opts.Pane, note) == nil
+	return statusline.ShortLabel("qtask: task "+r.ID+" "+why+". This pane closes once you leave it; qtask rm "+r.ID+" closes it now.", 200)
 }
 
 // releasePane undoes keepPane: the pane closes when the wrapper exits.

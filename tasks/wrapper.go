@@ -310,12 +310,17 @@ func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOpti
 		o.reason = ev.sourceEnd()
 	}
 	if r.KeepFailedPane && o.status == StatusFailed && !paneClosed {
-		o.paneKept = keepPane(r, opts, o)
+		o.paneKept = keepPane(opts)
 	}
 	// The wrapper's own settle: it waits for the lock as long as it takes.
 	final := s.settleEnd(context.Background(), r, opts.Out, o, time.Until(until))
-	if o.paneKept && (final == nil || !final.PaneKept) {
+	switch {
+	case o.paneKept && (final == nil || !final.PaneKept):
 		releasePane(opts) // the end was another's (a stop, a monitor's own): not kept
+	case o.paneKept:
+		// The capture's pipe is closed (keepPane): the note is the pane's,
+		// not the output file's.
+		fmt.Fprintf(opts.Out, "\r\n\x1b[7m%s\x1b[0m\r\n", keptPaneNote(r, o))
 	}
 	return final
 }

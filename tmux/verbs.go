@@ -133,24 +133,22 @@ func (s Server) KillPane(ctx context.Context, pane PaneID) error {
 }
 
 // KeepDeadPane makes pane stay open, dead, once its program exits, with
-// its screen, colours and scrollback, and note (plain text: '#' is
-// doubled against format expansion) on its bottom line where tmux says
-// the pane is dead. It closes itself after someone has looked: once it has
-// had a client's focus and loses it (the client leaves it, switches away
-// or detaches), tmux kills it. A pane nobody is looking at never has the
-// focus, so it stays until then. Pane options override the window's
-// remain-on-exit off that PipeToCommand set.
-func (s Server) KeepDeadPane(ctx context.Context, pane PaneID, note string) error {
+// its screen, colours and scrollback, and no line of tmux's own (the
+// program prints what the pane should say: tmux 3.3a draws
+// remain-on-exit-format only once the pane's pty has closed, its program
+// been reaped and its pipe drained, which a pty closed first can skip). It
+// closes itself after someone has looked: once it has had a client's focus
+// and loses it (the client leaves it, switches away or detaches), tmux
+// kills it. A pane nobody is looking at never has the focus, so it stays
+// until then. Pane options override the window's remain-on-exit off that
+// PipeToCommand set. The pane's pipe is closed: the capture is done.
+func (s Server) KeepDeadPane(ctx context.Context, pane PaneID) error {
 	t := string(pane)
 	_, err := s.run(ctx, "set-option", "-p", "-t", t, "remain-on-exit", "on", ";",
-		"set-option", "-p", "-t", t, "remain-on-exit-format", formatArg(note), ";",
+		"set-option", "-p", "-t", t, "remain-on-exit-format", "", ";",
 		// tmux 3.3a fires pane-focus-out with focus-events off too: a
 		// client counts as focused until its terminal says otherwise.
 		"set-hook", "-p", "-t", t, "pane-focus-out", commandLine([]string{"kill-pane", "-t", t}), ";",
-		// The capture is done: its pipe goes now. tmux 3.3a draws the dead
-		// pane's note only once a pane whose program exited has no unsent
-		// pipe output (window_pane_destroy_ready); a pipe still open when
-		// the pty closed first could leave the pane dead without its note.
 		"pipe-pane", "-t", t)
 	return err
 }
