@@ -81,13 +81,39 @@ func (s *Store) wakeFor(r *record, n notify.Notice, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
 	pane := tmux.PaneID(p.Pane)
-	if row, err := server.ReadCursorRow(ctx, pane); err != nil || row.InMode || !inputEmpty(row, p.EmptyInput) {
+	if !inputReady(ctx, server, pane, p.EmptyInput) {
 		// Still idle: a later end may find the pane free and the box
 		// empty; the person's own prompt delivers the notification.
 		s.queue.NoteAgent([]string{r.Scope}, p)
 		return
 	}
 	server.TypeLine(ctx, pane, line)
+}
+
+// wakeLook is how long a wake keeps looking for the agent's input box to
+// show empty, and wakeLookEvery how often: a TUI redrawing (a spinner, a
+// clock) moves the cursor away from its box for a moment, and one look
+// that fell in that moment left an idle agent unwoken. Text a person has
+// typed stays for the whole look, and the wake types nothing.
+const (
+	wakeLook      = 2 * time.Second
+	wakeLookEvery = 100 * time.Millisecond
+)
+
+// inputReady reports whether pane shows no mode and an empty input box
+// (inputEmpty) at one of its looks within wakeLook.
+func inputReady(ctx context.Context, server tmux.Server, pane tmux.PaneID, placeholder string) bool {
+	deadline := time.Now().Add(wakeLook)
+	for {
+		row, err := server.ReadCursorRow(ctx, pane)
+		if err == nil && !row.InMode && inputEmpty(row, placeholder) {
+			return true
+		}
+		if err != nil && ctx.Err() != nil || placeholder == "" || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(wakeLookEvery)
+	}
 }
 
 // inputEmpty reports whether the cursor row shows an empty input box: the
