@@ -57,7 +57,7 @@ func testOwnBackgroundIsDenied(t *testing.T, a agenttest.Agent) {
 	want := "run --agent --bg -- " + agent.ShellQuote(command)
 	// followed is the line the model ran, taken from the denial.
 	followed := make(chan string, 1)
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.ShellBackground(command),
 		mockmodel.Func(func(r mockmodel.Request) mockmodel.Turn {
 			results := r.ToolResults()
@@ -72,10 +72,6 @@ func testOwnBackgroundIsDenied(t *testing.T, a agenttest.Agent) {
 		mockmodel.Text("Started it as a task; I will be told when it ends."),
 		mockmodel.Text("The task failed with exit 4."),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: a, Prompt: "start the server in the background", Model: mock.URL(), Dir: proj, Env: h.agentEnv()}

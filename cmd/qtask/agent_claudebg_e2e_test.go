@@ -175,11 +175,7 @@ func testClaudeEndsDuringBackgroundCall(t *testing.T, sig syscall.Signal) {
 		}
 		return mockmodel.Text("It runs in the background.")
 	})
-	mock, err := mockmodel.Start(mockmodel.ShellBackground(command), started)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, mockmodel.ShellBackground(command), started)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	claude := func(prompt string, args ...string) *exec.Cmd {

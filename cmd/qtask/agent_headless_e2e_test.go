@@ -26,17 +26,13 @@ func TestRealAgentClaudeHeadlessExitsWithTaskRunning(t *testing.T) {
 	proj := h.installedProject("claude")
 	tag := fmt.Sprintf("%08x", rand.Uint32())
 	var lastTurn atomic.Int64 // when the model's last turn was asked for, unix ns
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.Shell(fmt.Sprintf("qtask run --bg -- 'sleep 300; echo late-%s'", tag)),
 		mockmodel.Func(func(mockmodel.Request) mockmodel.Turn {
 			lastTurn.Store(time.Now().UnixNano())
 			return mockmodel.Text("Started; it runs on.")
 		}),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := agenttest.Command(ctx, t, &agenttest.Run{Agent: agenttest.Claude, Prompt: "start the task", Model: mock.URL(),

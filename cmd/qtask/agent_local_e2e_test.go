@@ -44,11 +44,7 @@ func TestRealAgentClaudeFiresHooksFromLocalSettingsOnce(t *testing.T) {
 	if r := h.qtaskIn(proj, []string{"QTASK_SCOPE=" + scope}, "agent", "inbox", "--peek", "--wait", "60s"); r.code != 0 {
 		t.Fatalf("the task's notification was not queued: exit %d %q", r.code, r.stderr)
 	}
-	mock, err := mockmodel.Start(mockmodel.Shell("echo routed-$((6*7))-"+tag), mockmodel.Text("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, mockmodel.Shell("echo routed-$((6*7))-"+tag), mockmodel.Text("done"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: proj,
@@ -143,11 +139,7 @@ func TestRealAgentClaudeHearsAtItsNextPromptFromLocalSettings(t *testing.T) {
 	h := newHarness(t)
 	proj := h.movedClaudeInstall("--hold", "1s")
 	scope, tag := "agent-prompt", fmt.Sprintf("%08x", rand.Uint32())
-	mock, err := mockmodel.Start(mockmodel.Text("one"), mockmodel.Text("two"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, mockmodel.Text("one"), mockmodel.Text("two"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Claude, Model: mock.URL(), Dir: proj, Env: h.agentEnv("QTASK_SCOPE=" + scope),

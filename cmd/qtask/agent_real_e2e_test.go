@@ -55,11 +55,7 @@ func testAgentHearsTasks(t *testing.T, agent agenttest.Agent) {
 		mockmodel.Text("B is running; I will wait for it."),
 		mockmodel.Text("Both tasks ended."),
 	}
-	mock, err := mockmodel.Start(script...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, script...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	scope := "agent-" + agent.Name
@@ -240,15 +236,11 @@ func TestRealAgentQwenShellTimeoutLeavesTheTaskRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	tag := fmt.Sprintf("%08x", rand.Uint32())
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.Shell(fmt.Sprintf("qtask run --agent -- 'echo begin; cat %s >/dev/null; echo end-$((6*7))-%s'", gate, tag)),
 		mockmodel.Shell(fmt.Sprintf("echo go > %s; echo released", gate)),
 		mockmodel.Text("It ended."),
 		mockmodel.Text("Done."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Qwen, Prompt: "run it", Model: mock.URL(), Dir: proj, Env: h.agentEnv()}

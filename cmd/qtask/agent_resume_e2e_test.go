@@ -97,11 +97,7 @@ func testResumeHearsTasks(t *testing.T, agent agenttest.Agent, resumes [][]strin
 	runs, gates := resumeScript(t, proj, tag, len(resumes))
 	// One mock serves every run, so that its call ids stay unique across
 	// the resumed conversation (qwen refuses a call id it saw before).
-	mock, err := mockmodel.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t)
 	for _, r := range runs {
 		mock.Push(mockmodel.Shell(r.call), mockmodel.Text("Done; I will hear when a task ends."))
 	}

@@ -35,15 +35,11 @@ func TestRealAgentClaudeRewakesWhenIdle(t *testing.T) {
 	}
 	tag := fmt.Sprintf("%08x", rand.Uint32())
 	out := "out-w-42-" + tag
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.Shell(fmt.Sprintf("qtask run --bg -- 'cat %s >/dev/null; echo out-w-$((6*7))-%s; exit 4'", gate, tag)),
 		mockmodel.Text("Started; I will be told when it ends."),
 		mockmodel.Text("The task failed with exit 4."),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	env := h.agentEnv()

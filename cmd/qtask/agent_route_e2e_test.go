@@ -43,11 +43,7 @@ func TestRealAgentClaudeBashRunsAsQtaskTasks(t *testing.T) {
 		mockmodel.Text("The slow one runs in the background; I will wait."),
 		mockmodel.Text("All done."),
 	}
-	mock, err := mockmodel.Start(script...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, script...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
@@ -132,11 +128,7 @@ func TestRealAgentClaudeBackgroundCallIsToldOnce(t *testing.T) {
 		mockmodel.Text("It runs in the background."),
 		mockmodel.Text("It ended."),
 	}
-	mock, err := mockmodel.Start(script...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, script...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
@@ -336,11 +328,7 @@ func TestRealAgentClaudeCallTimeoutIsHonoured(t *testing.T) {
 // of Claude in p against it, allowed the given tools.
 func (p *agentProject) claude(t *testing.T, script []mockmodel.Turn, allowed ...string) (*mockmodel.Server, *agenttest.Run) {
 	t.Helper()
-	mock, err := mockmodel.Start(script...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, script...)
 	return mock, &agenttest.Run{Agent: agenttest.Claude, Prompt: "go", Model: mock.URL(), Dir: p.dir, Env: p.env,
 		Args: append([]string{"--allowedTools"}, allowed...)}
 }

@@ -84,11 +84,7 @@ func TestRealAgentsNeverHearAPersonsTasks(t *testing.T) {
 			if r := h.qtaskIn(proj, nil, "agent", "install", c.agent.Name, "--hold", "60s"); r.code != 0 {
 				t.Fatalf("agent install: exit %d %s", r.code, r.stderr)
 			}
-			mock, err := mockmodel.Start(c.turns...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(mock.Close)
+			mock := mockmodel.StartForTest(t, c.turns...)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			run := &agenttest.Run{Agent: c.agent, Prompt: "start a task", Model: mock.URL(), Dir: proj, Env: h.agentEnv(c.env...)}

@@ -21,11 +21,7 @@ func TestRealAgentClaudeBackgroundSubAgentIsATask(t *testing.T) {
 	agenttest.Require(t, agenttest.Claude)
 	h := newHarness(t)
 	answer := fmt.Sprintf("review-answer-%08x: no problems found", rand.Uint32())
-	mock, err := mockmodel.Start(mockmodel.Text(answer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, mockmodel.Text(answer))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// The isolated Claude the harness would run, started by qtask instead:

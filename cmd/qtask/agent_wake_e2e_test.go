@@ -229,15 +229,11 @@ func startGatedTaskInTUI(t *testing.T, a agenttest.Agent, lastText string, tuiAr
 		t.Fatal(err)
 	}
 	tag := fmt.Sprintf("%08x", rand.Uint32())
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.Shell(fmt.Sprintf("qtask run --agent --bg -- 'cat %s >/dev/null; echo out-t-$((6*7))-%s; exit 5'", gate, tag)),
 		mockmodel.Text("Started it; I will hear when it ends."),
 		mockmodel.Text(lastText),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	tui := h.startTUI(ctx, a, proj, mock, tuiArgs...)

@@ -136,7 +136,7 @@ func TestRealAgentMCPTools(t *testing.T) {
 		var mu sync.Mutex // id is set by the mock's handler
 		var id string
 		idIn := regexp.MustCompile(`Started task ([0-9a-f]{8}) in the background`)
-		mock, err := mockmodel.Start(
+		mock := mockmodel.StartForTest(t,
 			mockmodel.Tool(list, map[string]any{}),
 			mockmodel.Tool(shell, map[string]any{"is_background": true,
 				"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo %s; exit 3", gate, marker)}),
@@ -151,10 +151,6 @@ func TestRealAgentMCPTools(t *testing.T) {
 				return mockmodel.Tool(wait, map[string]any{"task_ids": []string{id}, "timeout_ms": 60000})
 			}),
 			mockmodel.Text("done"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(mock.Close)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		scope := "agent-" + a.Name
@@ -339,14 +335,10 @@ func TestRealAgentQwenHearsAnMCPErrorOnce(t *testing.T) {
 	task := decodeTask(t, h.qtaskIn(h.root, []string{"QTASK_SCOPE=" + scope}, "run", "--bg", "--json", "--", "echo "+marker).stdout)
 	h.wait(task.ID)
 	a := agenttest.Qwen
-	mock, err := mockmodel.Start(
+	mock := mockmodel.StartForTest(t,
 		mockmodel.Tool(a.MCPTool("qtask", "task_status"), map[string]any{"task_id": "ffffffff"}),
 		mockmodel.Tool(a.MCPTool("qtask", "task_list"), map[string]any{}),
 		mockmodel.Text("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: a, Prompt: "look at the tasks", Model: mock.URL(), MCP: []agenttest.MCPServer{h.mcpServer(scope)}}

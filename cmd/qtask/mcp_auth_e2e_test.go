@@ -389,11 +389,7 @@ func TestRealAgentMCPOverHTTP(t *testing.T) {
 		url, _ := h.serveMCPHTTP()
 		shell := a.MCPTool("qtask", "shell")
 		marker := fmt.Sprintf("over-http-%d", rand.Uint32())
-		mock, err := mockmodel.Start(mockmodel.Tool(shell, map[string]any{"command": "echo " + marker}), mockmodel.Text("done"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(mock.Close)
+		mock := mockmodel.StartForTest(t, mockmodel.Tool(shell, map[string]any{"command": "echo " + marker}), mockmodel.Text("done"))
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		run := &agenttest.Run{Agent: a, Prompt: "run the command", Model: mock.URL(), MCP: []agenttest.MCPServer{h.httpMCPServer(url, true)}}

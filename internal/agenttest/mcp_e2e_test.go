@@ -100,11 +100,7 @@ func TestRealAgentMCPToolResultReachesModel(t *testing.T) {
 			t.Parallel() // each run has its own mock, home and project
 			tool := a.MCPTool("echo", "echo")
 			marker := fmt.Sprintf("qtask-mcp-%d", rand.Uint32())
-			mock, err := mockmodel.Start(mockmodel.Tool(tool, map[string]any{"text": marker}), mockmodel.Text("done"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(mock.Close)
+			mock := mockmodel.StartForTest(t, mockmodel.Tool(tool, map[string]any{"text": marker}), mockmodel.Text("done"))
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			run := &agenttest.Run{Agent: a, Prompt: "call the echo tool", Model: mock.URL(),

@@ -19,11 +19,7 @@ import (
 // stays open between them until stdin closes.
 func TestRealAgentClaudeStreamJSONSessionStaysOpen(t *testing.T) {
 	t.Parallel()
-	mock, err := mockmodel.Start(mockmodel.Text("first answer"), mockmodel.Text("second answer"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mock.Close)
+	mock := mockmodel.StartForTest(t, mockmodel.Text("first answer"), mockmodel.Text("second answer"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := &agenttest.Run{Agent: agenttest.Claude, Model: mock.URL(), Args: []string{"--input-format", "stream-json"}}

@@ -51,11 +51,7 @@ func TestRealAgentSmokeShellToolResultReachesModel(t *testing.T) {
 			if tt.ownNotice {
 				script = append(script, mockmodel.Text("noted"))
 			}
-			mock, err := mockmodel.Start(script...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(mock.Close)
+			mock := mockmodel.StartForTest(t, script...)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			run := &agenttest.Run{Agent: tt.agent, Prompt: "run the smoke commands", Model: mock.URL(), Args: tt.args}

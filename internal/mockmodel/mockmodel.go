@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // API names the wire format a request arrived in.
@@ -100,6 +101,18 @@ type Server struct {
 	reqs    []Request
 	changed chan struct{} // closed and replaced on every new request
 	ids     int
+}
+
+// StartForTest is Start for a test: a failure to listen ends the test, and
+// the server is closed when the test ends.
+func StartForTest(t testing.TB, script ...Turn) *Server {
+	t.Helper()
+	s, err := Start(script...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Start serves the script on a free port of 127.0.0.1 (never on another
