@@ -3,7 +3,6 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -65,10 +64,10 @@ const (
 	reasonIdle      = "idle timeout"
 )
 
-// monitorLockPath is the lock monitor starts take while they count the
+// monitorLockName is the lock monitor starts take while they count the
 // scope's monitors and add theirs. It is never taken under the state lock,
 // which the count itself takes.
-func (s *Store) monitorLockPath() string { return filepath.Join(s.dir, "monitor.lock") }
+const monitorLockName = "monitor.lock"
 
 // prepareMonitor checks a monitor's options and the scope's running
 // monitors, and for a monitor of a task turns opts into the start of its

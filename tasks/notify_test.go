@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // saveRunningIn stores a running task of scope with some output.
@@ -415,7 +417,7 @@ func TestWaitNotificationsRingsItsDoorbell(t *testing.T) {
 // claimsLeft lists what is left in the claims directory.
 func claimsLeft(t *testing.T, s *Store) []string {
 	t.Helper()
-	names, err := namesIn(filepath.Join(s.dir, "claims"), func(string) bool { return true })
+	names, err := statefs.Names(filepath.Join(s.dir, "claims"), func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}

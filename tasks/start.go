@@ -119,7 +119,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	if opts.Monitor != nil {
 		// Until its record is saved, no other monitor start counts the
 		// scope's monitors: the limit holds for starts at the same time.
-		unlock, err := lockAt(ctx, s.monitorLockPath())
+		unlock, err := s.root.Lock(ctx, monitorLockName)
 		if err != nil {
 			return nil, err
 		}

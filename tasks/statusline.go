@@ -1,13 +1,7 @@
 package tasks
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tasks/statusline"
 	"github.com/qtask/qtask/tmux"
@@ -21,8 +15,8 @@ import (
 // and shows the message.
 
 // statusLine is the store's status segment, reached through the state
-// directory the store checked.
-func (s *Store) statusLine() statusline.Line { return statusline.New(stateDir{s}) }
+// directory the store checked and holds open.
+func (s *Store) statusLine() statusline.Line { return statusline.New(s.root) }
 
 // Counts reads the status segment's counts.
 func (s *Store) Counts() (statusline.Counts, error) { return s.statusLine().Counts() }
@@ -115,62 +109,3 @@ const startPushDelay = 200 * time.Millisecond
 // announceStart updates the status segment for a task just started (the
 // wrapper, once its command has run for startPushDelay; Adopt).
 func (s *Store) announceStart(r *record) { s.pushStatus(r) }
-
-// stateDir is the store's state directory as statusline.Dir: through the
-// descriptor OpenStore checked (see at), with the store's modes.
-type stateDir struct{ s *Store }
-
-func (d stateDir) Mkdir(rel string) error { return d.s.mkdirAt(rel) }
-
-func (d stateDir) OpenFile(rel string, flag int) (*os.File, error) {
-	return d.s.openAt(rel, flag, fileMode)
-}
-
-func (d stateDir) Link(oldrel, newrel string) error {
-	defer runtime.KeepAlive(d.s.root)
-	dirfd, oldname := d.s.at(oldrel)
-	_, newname := d.s.at(newrel)
-	return unix.Linkat(dirfd, oldname, dirfd, newname, 0)
-}
-
-func (d stateDir) Remove(rel string) error {
-	defer runtime.KeepAlive(d.s.root)
-	dirfd, name := d.s.at(rel)
-	return unix.Unlinkat(dirfd, name, 0)
-}
-
-func (d stateDir) Names(rel string) ([]string, error) {
-	return namesIn(filepath.Join(d.s.dir, rel), func(string) bool { return true })
-}
-
-func (d stateDir) Exists(rel string) bool {
-	_, err := os.Lstat(filepath.Join(d.s.dir, rel))
-	return err == nil
-}
-
-func (d stateDir) ReadFile(rel string) ([]byte, error) {
-	return readOwnFile(filepath.Join(d.s.dir, rel))
-}
-
-func (d stateDir) WriteFile(rel string, data []byte) error {
-	return writeFileAtomic(filepath.Join(d.s.dir, rel), data)
-}
-
-// Lock is the push lock's: a plain blocking flock, as a push holds it only
-// for its tmux calls, each bounded; then the state directory must still be
-// the one checked, since the files under it are written by path (see lock).
-func (d stateDir) Lock(rel string) (func(), error) {
-	f, err := d.s.openAt(rel, os.O_CREATE|os.O_RDWR, fileMode)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := d.s.checkRoot(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
-}

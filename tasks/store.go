@@ -30,8 +30,8 @@ import (
 type Store struct {
 	dir string
 	// root is the state directory as OpenStore checked it, open: the lock
-	// and the status counts are created relative to it (see openRoot).
-	root *os.File
+	// and the status counts are created through it (see statefs.Root).
+	root *statefs.Root
 	// warn, if set, is told what a reader could not do on the way (see
 	// WithWarnings).
 	warn func(string)
@@ -78,21 +78,15 @@ func (s *Store) warnAll(warnings []string) {
 	}
 }
 
-const (
-	dirMode  = statefs.DirMode
-	fileMode = statefs.FileMode
-)
+const fileMode = statefs.FileMode
 
 // OpenStore opens the state directory, creating it (and any missing
 // parents) 0700 when absent: records carry command lines and output that are
 // nobody else's business. A directory that already exists is used as it is
-// or refused, never changed: qtask does not chmod what it finds (the state
-// dir could be /tmp), does not follow a symlink in its place, and does not
-// trust a directory another user owns, who could swap the records and specs
-// it reads, nor one inside a directory another user may change (see
-// checkParents). tasks/ and output/ are held to the same rules.
+// or refused, never changed (see statefs.OpenRoot). tasks/ and output/ are
+// held to the same rules.
 func OpenStore(dir string, opts ...option) (*Store, error) {
-	return OpenStoreIn(dir, StateHome{}, opts...)
+	return OpenStoreIn(dir, statefs.Home{}, opts...)
 }
 
 // option configures a store as OpenStore opens it: the seams through which
@@ -107,24 +101,18 @@ func withPanes(of func(tmux.Server) Panes) option { return func(s *Store) { s.pa
 func withProcesses(p processes) option { return func(s *Store) { s.procsOf = p } }
 
 // OpenStoreIn is OpenStore for a state directory that belongs inside home
-// (see StateHome): when it is missing, it is created only if home exists.
-func OpenStoreIn(dir string, home StateHome, opts ...option) (*Store, error) {
-	if err := checkParents(dir); err != nil {
-		return nil, err
-	}
-	fi, err := ensurePrivateDir(dir, true, home)
+// (see statefs.Home): when it is missing, it is created only if home exists.
+func OpenStoreIn(dir string, home statefs.Home, opts ...option) (*Store, error) {
+	root, err := statefs.OpenRoot(dir, home)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, queue: newQueue(dir)}
+	s := &Store{dir: dir, root: root, queue: newQueue(dir)}
 	for _, o := range opts {
 		o(s)
 	}
-	if s.root, err = openRoot(dir, fi); err != nil {
-		return nil, err
-	}
-	for _, d := range []string{s.tasksDir(), s.outputDir()} {
-		if _, err := ensurePrivateDir(d, false, StateHome{}); err != nil {
+	for _, d := range []string{"tasks", "output"} {
+		if err := root.EnsureDir(d); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +127,6 @@ func (s *Store) outputDir() string            { return filepath.Join(s.dir, "out
 func (s *Store) recordPath(id string) string  { return filepath.Join(s.tasksDir(), id+".json") }
 func (s *Store) specPath(id string) string    { return filepath.Join(s.tasksDir(), id+".spec") }
 func (s *Store) outputPath(id string) string  { return filepath.Join(s.outputDir(), id+".log") }
-func (s *Store) lockPath() string             { return filepath.Join(s.dir, lockName) }
 func isRecordName(name string) (string, bool) { return strings.CutSuffix(name, ".json") }
 
 // reserveID picks a fresh id and claims it (claimID), so two concurrent
@@ -306,7 +293,7 @@ func (s *Store) save(r *record) error {
 		return fmt.Errorf("encode task %s: %w", r.ID, err)
 	}
 	data = append(data, '\n')
-	if recycled, err := replaceRecycling(s.recordPath(r.ID), s.sparePath(r.ID), data); recycled {
+	if recycled, err := statefs.ReplaceRecycling(s.recordPath(r.ID), s.sparePath(r.ID), data); recycled {
 		return err
 	}
 	w, err := prepareWrite(s.recordPath(r.ID))
@@ -354,6 +341,15 @@ func (s *Store) update(ctx context.Context, id string, fn func(*record) error) (
 	}
 	return r, s.save(r)
 }
+
+// lock takes the store-wide state lock (statefs.Root.Lock: the state
+// directory must still be the one OpenStore checked, and a wait ends with
+// ctx). Transitions are rare and short, so one lock for the whole store is
+// simpler than one per task and costs nothing measurable.
+func (s *Store) lock(ctx context.Context) (func(), error) { return s.root.Lock(ctx, lockName) }
+
+// lockName is the state lock's file in the state directory.
+const lockName = "lock"
 
 // errSkip tells update that fn decided nothing needs writing.
 var errSkip = errors.New("skip")

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/internal/testenv"
+	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -62,127 +64,9 @@ func TestOpenStoreCreatesPrivateDirectories(t *testing.T) {
 	}
 }
 
-func TestOpenStoreRefusesUnsafeDirectories(t *testing.T) {
-	const nobody = 65534
-	cases := []struct {
-		name  string
-		setup func(t *testing.T, dir string) (path string) // returns the offending path
-		want  []string                                     // in the error besides the path
-	}{
-		{"state dir 0755", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o755)
-			return dir
-		}, []string{"0755", "chmod 700"}},
-		{"state dir 0750", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o750)
-			return dir
-		}, []string{"0750", "chmod 700"}},
-		{"state dir 1777 like /tmp", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o777|fs.ModeSticky)
-			return dir
-		}, []string{"mode 1777", "set QTASK_STATE_DIR"}},
-		{"tasks/ 0777", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o700)
-			mkdirMode(t, filepath.Join(dir, "tasks"), 0o777)
-			return filepath.Join(dir, "tasks")
-		}, []string{"0777"}},
-		{"state dir owned by nobody", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o700)
-			chown(t, dir, nobody)
-			return dir
-		}, []string{"owned by nobody (uid 65534)", "chown"}},
-		{"output/ owned by nobody", func(t *testing.T, dir string) string {
-			mkdirMode(t, filepath.Join(dir, "output"), 0o700)
-			chown(t, filepath.Join(dir, "output"), nobody)
-			return filepath.Join(dir, "output")
-		}, []string{"owned by nobody"}},
-		{"state dir a symlink", func(t *testing.T, dir string) string {
-			real := filepath.Join(filepath.Dir(dir), "real")
-			mkdirMode(t, real, 0o700)
-			symlink(t, real, dir)
-			return dir
-		}, []string{"symlink", "real", "QTASK_STATE_DIR"}},
-		{"tasks/ a symlink", func(t *testing.T, dir string) string {
-			mkdirMode(t, dir, 0o700)
-			symlink(t, t.TempDir(), filepath.Join(dir, "tasks"))
-			return filepath.Join(dir, "tasks")
-		}, []string{"symlink"}},
-		{"state dir a file", func(t *testing.T, dir string) string {
-			if err := os.WriteFile(dir, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			return dir
-		}, []string{"not a directory"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := newStateDir(t)
-			bad := c.setup(t, dir)
-			before, err := os.Lstat(bad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = OpenStore(dir)
-			if err == nil {
-				t.Fatalf("OpenStore accepted %s (%v): other users could read or replace task state", bad, before.Mode())
-			}
-			msg := err.Error()
-			for _, w := range append([]string{bad}, c.want...) {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q does not say %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "\n") {
-				t.Errorf("error %q is more than one line", msg)
-			}
-			after, err := os.Lstat(bad)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if after.Mode() != before.Mode() || ownerUID(after) != ownerUID(before) {
-				t.Errorf("OpenStore changed %s from %v (uid %d) to %v (uid %d); it must never change a directory it finds",
-					bad, before.Mode(), ownerUID(before), after.Mode(), ownerUID(after))
-			}
-		})
-	}
-}
-
-func TestOpenStoreNeverAdvisesChmodOfASharedDir(t *testing.T) {
-	for _, mode := range []fs.FileMode{0o777 | fs.ModeSticky, 0o777, 0o733} {
-		dir := newStateDir(t)
-		mkdirMode(t, dir, mode)
-		_, err := OpenStore(dir)
-		if err == nil || strings.Contains(err.Error(), "chmod") {
-			t.Errorf("OpenStore of a %v directory: %v; want a refusal that does not advise making it private: "+
-				"a world-writable directory like /tmp is shared on purpose", mode, err)
-		}
-	}
-}
-
-func mkdirMode(t *testing.T, dir string, mode fs.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, mode); err != nil { // Chmod ignores the umask
-		t.Fatal(err)
-	}
-}
-
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// chown gives path to uid; changing a file's owner takes root.
-func chown(t *testing.T, path string, uid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("changing a file's owner needs root")
-	}
-	if err := os.Lchown(path, uid, -1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -200,7 +84,7 @@ func TestRecordsArePrivate(t *testing.T) {
 	if got := permOf(t, s.recordPath(r.ID)); got != 0o600 {
 		t.Errorf("task record has mode %#o after an update, want 0600", got)
 	}
-	if got := permOf(t, s.lockPath()); got != 0o600 {
+	if got := permOf(t, filepath.Join(s.Dir(), lockName)); got != 0o600 {
 		t.Errorf("lock file has mode %#o, want 0600", got)
 	}
 }
@@ -430,11 +314,13 @@ func TestLoadSkipsInvalidRecords(t *testing.T) {
 			}
 		}, "not a regular file but a FIFO"},
 		{"a directory", "", func(t *testing.T, _ *Store, path string) {
-			mkdirMode(t, path, 0o700)
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
 		}, "not a regular file but a directory"},
 		{"owned by nobody", "", func(t *testing.T, s *Store, path string) {
 			editRecord(valid, "id", id)(t, s, path)
-			chown(t, path, 65534)
+			testenv.Chown(t, path, 65534)
 		}, "owned by nobody"},
 	}
 	for _, c := range cases {
@@ -559,95 +445,6 @@ func TestSavesRecycleTheRecordsInodes(t *testing.T) {
 	}
 }
 
-func TestOpenStoreRefusesUnsafeParents(t *testing.T) {
-	const nobody = 65534
-	cases := []struct {
-		name string
-		// setup makes the directories above the state directory in base
-		// and returns the state directory and the parent to blame ("":
-		// the state directory is fine).
-		setup func(t *testing.T, base string) (dir, bad string)
-		want  []string
-	}{
-		{"parent 0777", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "p"), 0o777)
-			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
-		}, []string{"mode 0777", "set QTASK_STATE_DIR"}},
-		{"grandparent writable by its group, parent missing", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "g"), 0o775|fs.ModeSetgid)
-			return filepath.Join(base, "g", "p", "state"), filepath.Join(base, "g")
-		}, []string{"mode 2775", "chmod g-w"}},
-		{"parent owned by nobody", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "p"), 0o755)
-			chown(t, filepath.Join(base, "p"), nobody)
-			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
-		}, []string{"owned by nobody (uid 65534)"}},
-		{"sticky parent owned by nobody", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "p"), 0o777|fs.ModeSticky)
-			chown(t, filepath.Join(base, "p"), nobody)
-			return filepath.Join(base, "p", "state"), filepath.Join(base, "p")
-		}, []string{"owned by nobody"}},
-		{"through a symlink into a 0777 directory", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "open", "x"), 0o700)
-			mkdirMode(t, filepath.Join(base, "open"), 0o777)
-			symlink(t, filepath.Join(base, "open", "x"), filepath.Join(base, "link"))
-			return filepath.Join(base, "link", "state"), filepath.Join(base, "open")
-		}, []string{"mode 0777"}},
-		{"sticky like /tmp", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "p"), 0o777|fs.ModeSticky)
-			return filepath.Join(base, "p", "state"), ""
-		}, nil},
-		{"through a symlink into a private directory", func(t *testing.T, base string) (string, string) {
-			mkdirMode(t, filepath.Join(base, "real"), 0o700)
-			symlink(t, filepath.Join(base, "real"), filepath.Join(base, "link"))
-			return filepath.Join(base, "link", "state"), ""
-		}, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir, bad := c.setup(t, t.TempDir())
-			_, err := OpenStore(dir)
-			if bad == "" {
-				if err != nil {
-					t.Fatalf("OpenStore(%s): %v", dir, err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("OpenStore accepted %s inside %s, whose other users could swap it", dir, bad)
-			}
-			for _, w := range append([]string{dir, "inside " + bad + ","}, c.want...) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-			if _, serr := os.Lstat(dir); serr == nil {
-				t.Errorf("OpenStore created %s although it refused it", dir)
-			}
-		})
-	}
-}
-
-func TestOpenStoreInNeverCreatesHome(t *testing.T) {
-	base := t.TempDir()
-	home := filepath.Join(base, "home")
-	dir := filepath.Join(home, ".local", "state", "qtask")
-	_, err := OpenStoreIn(dir, StateHome{Dir: home, Var: "HOME"})
-	if err == nil || !strings.Contains(err.Error(), "HOME="+home+" does not exist") {
-		t.Errorf("OpenStoreIn under a missing HOME: %v; want an error saying HOME does not exist", err)
-	}
-	if _, err := os.Lstat(home); err == nil {
-		t.Fatalf("OpenStoreIn created the missing HOME %s", home)
-	}
-	mkdirMode(t, home, 0o755)
-	if _, err := OpenStoreIn(dir, StateHome{Dir: home, Var: "HOME"}); err != nil {
-		t.Fatalf("OpenStoreIn under an existing HOME: %v", err)
-	}
-	if got := permOf(t, home); got != 0o755 {
-		t.Errorf("HOME's mode changed to %#o", got)
-	}
-}
-
 // TestStateReplacedUnderAStoreGetsNothing: a store whose state directory
 // is renamed away and replaced writes neither its lock nor a count into
 // the new directory, and refuses the transition.
@@ -657,10 +454,12 @@ func TestStateReplacedUnderAStoreGetsNothing(t *testing.T) {
 	if err := os.Rename(s.Dir(), s.Dir()+".away"); err != nil {
 		t.Fatal(err)
 	}
-	mkdirMode(t, s.Dir(), 0o700)
+	if err := os.Mkdir(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	s.statusLine().Start("abcd0002")
 	_, _, err := s.settle(context.Background(), "abcd0001", exitOutcome(exited(0)))
-	if !errors.Is(err, errStateReplaced) || errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, statefs.ErrReplaced) || errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("settle into a replaced state directory: %v; want it refused as replaced", err)
 	}
 	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {

@@ -131,7 +131,7 @@ func serve(ctx context.Context, self string, at listen) error {
 		token, tokenFile, fresh := "", "", false
 		if !at.noAuth {
 			var err error
-			if token, tokenFile, fresh, err = store.MCPToken(); err != nil {
+			if token, tokenFile, fresh, err = mcpserver.Token(store.Dir()); err != nil {
 				return err
 			}
 		}

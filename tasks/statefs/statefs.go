@@ -1,10 +1,14 @@
-// Package statefs holds the file primitives of qtask's state directory:
-// reading a state file only when it is a regular file the effective user
-// owns, writing by atomic replacement without ever following a symlink,
-// and making private directories. It is shared by the task store (tasks)
-// and the notification queue (tasks/notify) so that both hold their files
-// to one set of rules. It knows nothing of what the files say, nor where
-// in the state directory they live.
+// Package statefs is qtask's state directory on disk: finding it safe to
+// use (Root: private, the user's own, inside no directory another user may
+// change, never made where HOME is missing), holding it open so that what
+// is created in it cannot land in a directory put in its place, the state
+// lock, and the file primitives: reading a state file only when it is a
+// regular file the effective user owns, writing by atomic replacement
+// without ever following a symlink, making private directories. It is
+// shared by the task store (tasks), the notification queue (tasks/notify)
+// and the status segment (tasks/statusline) so that all hold their files to
+// one set of rules, kept in one place. It knows nothing of what the files
+// say.
 package statefs
 
 import (
@@ -229,6 +233,48 @@ func (w *PendingWrite) CommitNew(data []byte) error {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
+}
+
+// ReplaceRecycling replaces path with data by writing data over the file
+// at spare and exchanging the two names in one rename: the name path goes
+// from the whole old version to the whole new one, and spare keeps the old
+// version's inode for the next replacement, so no inode is allocated or
+// freed. Without a spare, or on a filesystem without RENAME_EXCHANGE, it
+// does nothing and reports false; recycled is true once it has acted,
+// whatever the error.
+func ReplaceRecycling(path, spare string, data []byte) (recycled bool, err error) {
+	// Non-blocking: something other than our own regular file there (a
+	// FIFO would hang the open) is not a spare.
+	f, err := os.OpenFile(spare, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false, nil
+	}
+	if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return false, nil
+	}
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, spare, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE)
+		if errors.Is(err, unix.ENOENT) {
+			// No file at path yet: the spare becomes it.
+			err = os.Rename(spare, path)
+		}
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		os.Remove(spare) // no exchange here: plain atomic writes from now on
+		return false, nil
+	}
+	if err != nil {
+		return true, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
 }
 
 // Abandon removes the temp file of a replacement that will not be made.

@@ -9,40 +9,17 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
-// Dir is the state directory as the store that owns it reaches it. Every
-// name is relative to it and reached through the directory the store
-// checked, never through a symlink; files are made 0600, directories 0700.
-// It is an interface so that this package holds none of those safety rules
-// itself: they have one home, the store's.
-type Dir interface {
-	// Mkdir creates rel unless it exists as a real directory.
-	Mkdir(rel string) error
-	// OpenFile opens rel with flag (os.O_CREATE and the like).
-	OpenFile(rel string, flag int) (*os.File, error)
-	// Link makes newrel a hard link to oldrel; errors are the errno's.
-	Link(oldrel, newrel string) error
-	// Remove unlinks the file rel.
-	Remove(rel string) error
-	// Names lists the directory rel, sorted; none when it is missing.
-	Names(rel string) ([]string, error)
-	// Exists says whether anything is at rel.
-	Exists(rel string) bool
-	// ReadFile reads rel, a regular file of the effective user's.
-	ReadFile(rel string) ([]byte, error)
-	// WriteFile replaces rel with data atomically.
-	WriteFile(rel string, data []byte) error
-	// Lock takes an exclusive lock on the lock file rel (creating it), and
-	// fails if the state directory has been replaced meanwhile.
-	Lock(rel string) (unlock func(), err error)
-}
-
 // Line is the status segment of one state directory.
-type Line struct{ dir Dir }
+type Line struct{ dir *statefs.Root }
 
-// New is the status segment kept in dir.
-func New(dir Dir) Line { return Line{dir} }
+// New is the status segment kept in dir, the state directory its store
+// checked and holds open: every file is reached through it, never through
+// a symlink, with its modes (files 0600, directories 0700).
+func New(dir *statefs.Root) Line { return Line{dir} }
 
 // The counts directories, each holding one marker per counted task.
 const (

@@ -15,6 +15,6 @@
 // It does not know what a task is, decide when a task counts or whose
 // clients hear of its end (its caller, package tasks, does, from the
 // record), lock the state, or notify agents. It reaches the state
-// directory only through Dir, which the store that checked that directory
-// provides.
+// directory only through the statefs.Root the store checked and holds
+// open, which keeps the rules for what is made there.
 package statusline

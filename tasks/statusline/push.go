@@ -72,7 +72,7 @@ func (l Line) pushTo(own []tmux.Server, format string, refresh *tmux.Server) err
 	if err := l.dir.Mkdir(countsName("")); err != nil {
 		return err
 	}
-	unlock, err := l.dir.Lock(filepath.Join(countsName(""), ".push-lock"))
+	unlock, err := l.dir.Lock(context.Background(), filepath.Join(countsName(""), ".push-lock"))
 	if err != nil {
 		return fmt.Errorf("lock status push: %w", err)
 	}

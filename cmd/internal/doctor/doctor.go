@@ -15,6 +15,7 @@ import (
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
 	"github.com/qtask/qtask/tmux/plugin"
 )
@@ -164,7 +165,7 @@ func parentCommand() string {
 // on this one. Never a failure; ok is false when there is nothing to say
 // (no such task, or no state to read: checkState reports that).
 func checkTasksElsewhere(ctx context.Context, env config.Env, server tmux.Server) (Finding, bool) {
-	store, err := tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar})
+	store, err := tasks.OpenStoreIn(env.StateDir, statefs.Home{Dir: env.StateHome, Var: env.StateHomeVar})
 	if err != nil {
 		return Finding{}, false
 	}
@@ -278,7 +279,7 @@ func cgroupFinding(data string) Finding {
 
 func checkState(env config.Env) Finding {
 	f := Finding{Check: "state directory", Detail: env.StateDir}
-	if _, err := tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar}); err != nil {
+	if _, err := tasks.OpenStoreIn(env.StateDir, statefs.Home{Dir: env.StateHome, Var: env.StateHomeVar}); err != nil {
 		f.Detail, f.Fix = err.Error(), "see the error: chmod 700 / chown the directory, or set QTASK_STATE_DIR"
 		return f
 	}

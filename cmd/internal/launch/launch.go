@@ -10,6 +10,7 @@ import (
 	"github.com/qtask/qtask/config"
 	"github.com/qtask/qtask/shellhooks"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -31,9 +32,9 @@ func InTmux(env config.Env) *tmux.Server {
 }
 
 // OpenStore opens the state directory the environment names, creating a
-// default one only inside a home that exists (see tasks.StateHome).
+// default one only inside a home that exists (see statefs.Home).
 func OpenStore(env config.Env) (*tasks.Store, error) {
-	return tasks.OpenStoreIn(env.StateDir, tasks.StateHome{Dir: env.StateHome, Var: env.StateHomeVar, Create: env.StateHomeVar == "XDG_STATE_HOME"})
+	return tasks.OpenStoreIn(env.StateDir, statefs.Home{Dir: env.StateHome, Var: env.StateHomeVar, Create: env.StateHomeVar == "XDG_STATE_HOME"})
 }
 
 // StartOptions is what every start from this process shares: the caller's

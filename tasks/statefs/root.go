@@ -1,4 +1,4 @@
-package tasks
+package statefs
 
 import (
 	"errors"
@@ -12,13 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StateHome is the directory a default state directory is made in:
+// Home is the directory a default state directory is made in:
 // $XDG_STATE_HOME, or $HOME. qtask makes the few levels below it (qtask,
 // or .local/state/qtask), and $XDG_STATE_HOME itself where its parent
 // exists (Create), never HOME: a missing home is a mistake to report, not
 // a directory to create (as root, `HOME=/nonexistent qtask ls` once made
 // /nonexistent).
-type StateHome struct {
+type Home struct {
 	Dir string // "" when the state directory was named outright
 	Var string // the variable that named Dir, for the error when it is missing
 	// Create lets Dir itself be made (0700) when its parent exists: the XDG
@@ -27,10 +27,59 @@ type StateHome struct {
 	Create bool
 }
 
+// Root is the state directory as OpenRoot checked it, held open. Every
+// name its methods take is relative to it. What is created beside the
+// records (the locks, the status counts) is created through the open
+// directory, never through a symlink, so a directory put in its path's
+// place afterwards never receives it; under a lock, Check proves the path
+// still names it before anything is written by path.
+type Root struct {
+	dir string
+	f   *os.File // O_PATH
+}
+
+// OpenRoot checks the state directory dir and opens it, creating it (and
+// any missing parents) 0700 when absent, inside home only. A directory that
+// already exists is used as it is or refused, never changed: qtask does
+// not chmod what it finds (the state dir could be /tmp), does not follow a
+// symlink in its place, and does not trust a directory another user owns,
+// who could swap the records and specs it reads, nor one inside a
+// directory another user may change (see checkParents). The error is one
+// line naming the path, what is wrong and the fix.
+func OpenRoot(dir string, home Home) (*Root, error) {
+	if err := checkParents(dir); err != nil {
+		return nil, err
+	}
+	fi, err := ensurePrivateDir(dir, true, home)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open state directory: %w", &fs.PathError{Op: "open", Path: dir, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		f.Close()
+		return nil, fmt.Errorf("state directory %s was replaced while qtask checked it: run the command again", dir)
+	}
+	return &Root{dir: dir, f: f}, nil
+}
+
+// Dir is the state directory's path.
+func (r *Root) Dir() string { return r.dir }
+
+// EnsureDir holds rel, a directory in the state directory, to the state
+// directory's own rules (see OpenRoot), creating it 0700 when absent.
+func (r *Root) EnsureDir(rel string) error {
+	_, err := ensurePrivateDir(filepath.Join(r.dir, rel), false, Home{})
+	return err
+}
+
 // makeStateDir creates the missing state directory dir 0700, with its
 // missing parents, but inside home only: home itself must exist (or, with
 // home.Create, its parent).
-func makeStateDir(dir string, home StateHome) error {
+func makeStateDir(dir string, home Home) error {
 	if home.Dir != "" {
 		must := home.Dir
 		if home.Create {
@@ -48,7 +97,7 @@ func makeStateDir(dir string, home StateHome) error {
 				home.Var, home.Dir, err, dir, home.Var)
 		}
 	}
-	if err := os.MkdirAll(dir, dirMode); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
 	return nil
@@ -59,7 +108,7 @@ func makeStateDir(dir string, home StateHome) error {
 // else may enter, and returns what it found. The error is one line naming
 // the path, what is wrong and the fix; top says whether dir is the state
 // directory itself, whose fix differs.
-func ensurePrivateDir(dir string, top bool, home StateHome) (fs.FileInfo, error) {
+func ensurePrivateDir(dir string, top bool, home Home) (fs.FileInfo, error) {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := makeStateDir(dir, home); err != nil {
@@ -87,7 +136,7 @@ func ensurePrivateDir(dir string, top bool, home StateHome) (fs.FileInfo, error)
 	}
 	if uid := ownerUID(fi); uid != effectiveUID() {
 		return nil, fmt.Errorf("state directory %s is owned by %s, not by %s who runs qtask, and qtask does not use another user's state: "+
-			"`chown %d %s` if it is yours, or %s", dir, userName(uid), userName(effectiveUID()), effectiveUID(), dir, other)
+			"`chown %d %s` if it is yours, or %s", dir, UserName(uid), UserName(effectiveUID()), effectiveUID(), dir, other)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		fix := fmt.Sprintf("run `chmod 700 %s`, or %s", dir, other)
@@ -164,7 +213,7 @@ func checkParent(dir, parent string, fi fs.FileInfo) error {
 	const refuse = "state directory %s is inside %s, which %s: they could replace the state directory with their own, and qtask keeps its state only where no other user can: %s"
 	uid, me := ownerUID(fi), effectiveUID()
 	if uid != 0 && uid != me {
-		return fmt.Errorf(refuse, dir, parent, "is owned by "+userName(uid), "set QTASK_STATE_DIR to a directory of your own")
+		return fmt.Errorf(refuse, dir, parent, "is owned by "+UserName(uid), "set QTASK_STATE_DIR to a directory of your own")
 	}
 	perm := fi.Mode().Perm()
 	if perm&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0 {
@@ -198,68 +247,41 @@ func octalMode(fi fs.FileInfo) uint32 {
 	return mode
 }
 
-// openRoot opens the state directory dir as a directory descriptor,
-// without following a symlink, and checks it is the directory fi, checked
-// by ensurePrivateDir, describes. What the store creates beside its
-// records (the lock, the status counts) is created relative to it, so a
-// directory put in dir's place afterwards never receives them.
-func openRoot(dir string, fi fs.FileInfo) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open state directory: %w", &fs.PathError{Op: "open", Path: dir, Err: err})
-	}
-	root := os.NewFile(uintptr(fd), dir)
-	if st, err := root.Stat(); err != nil || !os.SameFile(fi, st) {
-		root.Close()
-		return nil, fmt.Errorf("state directory %s was replaced while qtask checked it: run the command again", dir)
-	}
-	return root, nil
+// ownerUID is the uid owning the file fi describes.
+func ownerUID(fi fs.FileInfo) int {
+	return int(fi.Sys().(*syscall.Stat_t).Uid)
 }
 
-// errStateReplaced: the state directory's path no longer names the
-// directory the store opened (see checkRoot).
-var errStateReplaced = errors.New("it was moved or replaced by another directory since qtask opened it, and qtask writes only into the directory it checked")
+// ErrReplaced: the state directory's path no longer names the directory
+// OpenRoot opened (see Check).
+var ErrReplaced = errors.New("it was moved or replaced by another directory since qtask opened it, and qtask writes only into the directory it checked")
 
-// checkRoot reports an error unless the state directory's path still names
-// the directory the store opened: a store that lives as long as a task (the
-// wrapper, the capture, the MCP server) checks it under the lock, before
-// each write into the state directory, so that a directory put in its
-// place meanwhile is never written. If the path names nothing any more,
-// the error is also fs.ErrNotExist.
-func (s *Store) checkRoot() error {
-	if s.root == nil {
-		return nil
-	}
-	fi, err := os.Lstat(s.dir)
+// Check reports an error unless the state directory's path still names the
+// directory OpenRoot opened: whatever lives as long as a task (the wrapper,
+// the capture, the MCP server) checks it under a lock (see Lock), before
+// each write into the state directory by path, so that a directory put in
+// its place meanwhile is never written. The error wraps ErrReplaced; if the
+// path names nothing any more, also fs.ErrNotExist.
+func (r *Root) Check() error {
+	fi, err := os.Lstat(r.dir)
 	if err == nil {
 		var st fs.FileInfo
-		if st, err = s.root.Stat(); err == nil && os.SameFile(fi, st) {
+		if st, err = r.f.Stat(); err == nil && os.SameFile(fi, st) {
 			return nil
 		}
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("state directory %s: %w (%w)", s.dir, errStateReplaced, err)
+		return fmt.Errorf("state directory %s: %w (%w)", r.dir, ErrReplaced, err)
 	}
-	return fmt.Errorf("state directory %s: %w: put it back, or run the command again", s.dir, errStateReplaced)
+	return fmt.Errorf("state directory %s: %w: put it back, or run the command again", r.dir, ErrReplaced)
 }
 
-// at is where the store's name rel (relative to the state directory) is
-// reached: through the state directory's descriptor, or, for a store not
-// made by OpenStore, through its path.
-func (s *Store) at(rel string) (dirfd int, name string) {
-	if s.root == nil {
-		return unix.AT_FDCWD, filepath.Join(s.dir, rel)
-	}
-	return int(s.root.Fd()), rel
-}
-
-// openAt opens rel, relative to the state directory (see at), never
-// through a symlink.
-func (s *Store) openAt(rel string, flag int, perm uint32) (*os.File, error) {
-	dirfd, name := s.at(rel)
-	fd, err := openatNoEINTR(dirfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-	runtime.KeepAlive(s.root)
-	path := filepath.Join(s.dir, rel)
+// OpenFile opens rel with flag (os.O_CREATE and the like), never through a
+// symlink; a file it creates is 0600.
+func (r *Root) OpenFile(rel string, flag int) (*os.File, error) {
+	fd, err := openatNoEINTR(int(r.f.Fd()), rel, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, FileMode)
+	runtime.KeepAlive(r.f)
+	path := filepath.Join(r.dir, rel)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
@@ -276,15 +298,42 @@ func openatNoEINTR(dirfd int, name string, flag int, perm uint32) (int, error) {
 	}
 }
 
-// mkdirAt creates rel in the state directory 0700 (see at) unless it
-// exists as a real directory.
-func (s *Store) mkdirAt(rel string) error {
-	dirfd, name := s.at(rel)
-	defer runtime.KeepAlive(s.root)
-	return mkdirPrivateAt(dirfd, name, filepath.Join(s.dir, rel))
+// Mkdir creates rel 0700 unless it exists as a real directory.
+func (r *Root) Mkdir(rel string) error {
+	defer runtime.KeepAlive(r.f)
+	return MkdirPrivateAt(int(r.f.Fd()), rel, filepath.Join(r.dir, rel))
 }
 
-// ownerUID is the uid owning the file fi describes.
-func ownerUID(fi fs.FileInfo) int {
-	return int(fi.Sys().(*syscall.Stat_t).Uid)
+// Link makes newrel a hard link to oldrel; errors are the errno's.
+func (r *Root) Link(oldrel, newrel string) error {
+	defer runtime.KeepAlive(r.f)
+	fd := int(r.f.Fd())
+	return unix.Linkat(fd, oldrel, fd, newrel, 0)
+}
+
+// Remove unlinks the file rel; errors are the errno's.
+func (r *Root) Remove(rel string) error {
+	defer runtime.KeepAlive(r.f)
+	return unix.Unlinkat(int(r.f.Fd()), rel, 0)
+}
+
+// Names lists the directory rel, sorted; none when it is missing.
+func (r *Root) Names(rel string) ([]string, error) {
+	return Names(filepath.Join(r.dir, rel), func(string) bool { return true })
+}
+
+// Exists says whether anything is at rel.
+func (r *Root) Exists(rel string) bool {
+	_, err := os.Lstat(filepath.Join(r.dir, rel))
+	return err == nil
+}
+
+// ReadFile reads rel, a regular file of the effective user's (ReadOwn).
+func (r *Root) ReadFile(rel string) ([]byte, error) {
+	return ReadOwn(filepath.Join(r.dir, rel))
+}
+
+// WriteFile replaces rel with data atomically (WriteAtomic).
+func (r *Root) WriteFile(rel string, data []byte) error {
+	return WriteAtomic(filepath.Join(r.dir, rel), data)
 }

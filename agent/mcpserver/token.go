@@ -1,4 +1,4 @@
-package tasks
+package mcpserver
 
 import (
 	"crypto/rand"
@@ -7,35 +7,38 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
-// mcpTokenName is the file, in the state directory, that keeps the bearer
+// tokenName is the file, in the state directory, that keeps the bearer
 // token `qtask mcp --http` requires of its clients.
-const mcpTokenName = "mcp-token"
+const tokenName = "mcp-token"
 
-// minMCPToken is the shortest token MCPToken accepts from its file: a
-// token written by hand must not be guessable in a few tries.
-const minMCPToken = 16
+// minToken is the shortest token Token accepts from its file: a token
+// written by hand must not be guessable in a few tries.
+const minToken = 16
 
-// MCPToken returns the bearer token `qtask mcp --http` requires of its
-// clients and the file that keeps it, which it creates with a fresh random
-// token (at least 128 bits) when there is none; created says so. The token
-// stays across starts, so a client configured once keeps working; removing
-// the file makes a new one at the next start. The file is used only when it
-// is a regular file the effective user owns that nobody else can read or
+// Token returns the bearer token `qtask mcp --http` requires of its
+// clients and the file in stateDir (the state directory, as its store
+// checked it) that keeps it, which it creates with a fresh random token (at
+// least 128 bits) when there is none; created says so. The token stays
+// across starts, so a client configured once keeps working; removing the
+// file makes a new one at the next start. The file is used only when it is
+// a regular file the effective user owns that nobody else can read or
 // write: on a loopback port every local user can reach the server, and the
 // token is all that tells its user from them.
-func (s *Store) MCPToken() (token, path string, created bool, err error) {
-	path = filepath.Join(s.dir, mcpTokenName)
+func Token(stateDir string) (token, path string, created bool, err error) {
+	path = filepath.Join(stateDir, tokenName)
 	// Twice at most: a server starting at the same time may create the
 	// file between our read and our link; then we read what it wrote.
 	for range 2 {
-		token, err = readMCPToken(path)
+		token, err = readToken(path)
 		if !errors.Is(err, fs.ErrNotExist) {
 			return token, path, false, err
 		}
 		token = rand.Text()
-		w, err := prepareWrite(path) // 0600, O_EXCL: never through a symlink
+		w, err := statefs.Prepare(path) // 0600, O_EXCL: never through a symlink
 		if err != nil {
 			return "", path, false, err
 		}
@@ -52,10 +55,10 @@ func (s *Store) MCPToken() (token, path string, created bool, err error) {
 	return "", path, false, fmt.Errorf("%s: created and removed again while it was read; start once more", path)
 }
 
-// readMCPToken reads the token from path, refusing a file that is not
+// readToken reads the token from path, refusing a file that is not
 // private to the effective user or holds no usable token.
-func readMCPToken(path string) (string, error) {
-	data, st, err := readOwnFileStat(path)
+func readToken(path string) (string, error) {
+	data, st, err := statefs.ReadOwnStat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
@@ -67,8 +70,8 @@ func readMCPToken(path string) (string, error) {
 		return "", fmt.Errorf("MCP token file %s has mode %#o: others may read the token; chmod 600 it, or %s", path, perm, fix)
 	}
 	token := strings.TrimSpace(string(data))
-	if len(token) < minMCPToken || strings.ContainsFunc(token, func(r rune) bool { return !isTokenChar(r) }) {
-		return "", fmt.Errorf("MCP token file %s: want one line of at least %d letters, digits or -._~+/=; %s", path, minMCPToken, fix)
+	if len(token) < minToken || strings.ContainsFunc(token, func(r rune) bool { return !isTokenChar(r) }) {
+		return "", fmt.Errorf("MCP token file %s: want one line of at least %d letters, digits or -._~+/=; %s", path, minToken, fix)
 	}
 	return token, nil
 }

@@ -1,4 +1,4 @@
-package tasks
+package statefs
 
 import (
 	"context"
@@ -8,43 +8,23 @@ import (
 	"syscall"
 )
 
-// lock takes the store-wide exclusive lock. Transitions are rare and short,
-// so one lock for the whole store is simpler than one per task and costs
-// nothing measurable. The lock file is opened in the directory OpenStore
-// checked, and once the lock is held the state directory's path must still
-// name that directory (checkRoot): every write a transition makes goes by
-// path, and must not land in a directory put in its place. A wait for a
-// lock someone holds ends with ctx (Ctrl+C, SIGTERM, a command's timeout),
-// failing with context.Cause(ctx).
-func (s *Store) lock(ctx context.Context) (func(), error) {
-	f, err := s.openAt(lockName, os.O_CREATE|os.O_RDWR, fileMode)
-	unlock, err := lockFile(ctx, f, err)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkRoot(); err != nil {
-		unlock()
-		return nil, err
-	}
-	return unlock, nil
-}
-
-// lockName is the state lock's file in the state directory.
-const lockName = "lock"
-
-// lockAt takes an exclusive lock on the lock file at path.
-func lockAt(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, fileMode)
-	return lockFile(ctx, f, err)
-}
-
-// lockFile takes an exclusive lock on f, the lock file just opened (err:
-// how that failed).
-func lockFile(ctx context.Context, f *os.File, err error) (func(), error) {
+// Lock takes an exclusive lock on the lock file rel, creating it (0600)
+// through the open state directory. Once the lock is held the state
+// directory's path must still name that directory (Check): what is done
+// under the lock is written by path, and must not land in a directory put
+// in its place. A wait for a lock someone holds ends with ctx (Ctrl+C,
+// SIGTERM, a command's timeout), failing with context.Cause(ctx); a ctx
+// that can never end (context.Background) waits as long as it takes.
+func (r *Root) Lock(ctx context.Context, rel string) (unlock func(), err error) {
+	f, err := r.OpenFile(rel, os.O_CREATE|os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}
 	if err := flockContext(ctx, f); err != nil {
+		return nil, err
+	}
+	if err := r.Check(); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return func() { f.Close() }, nil
@@ -68,7 +48,7 @@ func flockContext(ctx context.Context, f *os.File) error {
 		}
 		return nil
 	}
-	done := make(chan error) // unbuffered: a send succeeds only if lock() still waits
+	done := make(chan error) // unbuffered: a send succeeds only if Lock still waits
 	abandoned := make(chan struct{})
 	go func() {
 		err := flock(fd, syscall.LOCK_EX)

@@ -1,4 +1,4 @@
-package tasks
+package mcpserver
 
 import (
 	"os"
@@ -12,17 +12,14 @@ import (
 // fresh token; later calls, and servers starting at the same time, all get
 // that one token.
 func TestMCPTokenIsMadeOnceAndKept(t *testing.T) {
-	s, err := OpenStore(newStateDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
 	tokens := make([]string, 8)
 	var fresh int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i := range tokens {
 		wg.Go(func() {
-			token, _, created, err := s.MCPToken()
+			token, _, created, err := Token(dir)
 			if err != nil {
 				t.Error(err)
 			}
@@ -38,14 +35,14 @@ func TestMCPTokenIsMadeOnceAndKept(t *testing.T) {
 	if fresh != 1 || len(tokens[0]) < 26 || strings.Count(strings.Join(tokens, "\n"), tokens[0]) != len(tokens) {
 		t.Fatalf("%d calls made a token, got %q; want one call to make one token (at least 128 bits) that all get", fresh, tokens)
 	}
-	token, path, created, err := s.MCPToken()
-	if err != nil || created || token != tokens[0] || path != filepath.Join(s.Dir(), "mcp-token") {
-		t.Errorf("again: %q %q %v %v; want the same token from %s", token, path, created, err, filepath.Join(s.Dir(), "mcp-token"))
+	token, path, created, err := Token(dir)
+	if err != nil || created || token != tokens[0] || path != filepath.Join(dir, "mcp-token") {
+		t.Errorf("again: %q %q %v %v; want the same token from %s", token, path, created, err, filepath.Join(dir, "mcp-token"))
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the token file: %v %v, want mode 0600", fi, err)
 	}
-	names, _ := os.ReadDir(s.Dir())
+	names, _ := os.ReadDir(dir)
 	for _, n := range names {
 		if strings.Contains(n.Name(), ".tmp") {
 			t.Errorf("left behind: %s", n.Name())
@@ -69,13 +66,10 @@ func TestMCPTokenRefusesAFileNotItsOwn(t *testing.T) {
 		{"a directory", func(p string) { os.Mkdir(p, 0o700) }, "not a regular file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := OpenStore(newStateDir(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(s.Dir(), "mcp-token")
+			dir := t.TempDir()
+			path := filepath.Join(dir, "mcp-token")
 			c.plant(path)
-			if token, _, _, err := s.MCPToken(); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			if token, _, _, err := Token(dir); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 				t.Errorf("got %q, %v; want an error naming %s and saying %q", token, err, path, c.want)
 			}
 			if _, err := os.Lstat(path + ".target"); err == nil {
@@ -83,10 +77,10 @@ func TestMCPTokenRefusesAFileNotItsOwn(t *testing.T) {
 			}
 		})
 	}
-	s, _ := OpenStore(newStateDir(t))
+	dir := t.TempDir()
 	own := "hand-written_token.0123456789+/="
-	os.WriteFile(filepath.Join(s.Dir(), "mcp-token"), []byte(own+"\n"), 0o600)
-	if token, _, created, err := s.MCPToken(); token != own || created || err != nil {
+	os.WriteFile(filepath.Join(dir, "mcp-token"), []byte(own+"\n"), 0o600)
+	if token, _, created, err := Token(dir); token != own || created || err != nil {
 		t.Errorf("a token written by hand: %q %v %v, want it as it is", token, created, err)
 	}
 }
