@@ -107,7 +107,7 @@ func ProveGroup(table Table, me Caller, t Task, pgid int) error {
 			return nil
 		}
 	}
-	members, err := Members(table, func(st Stat) bool { return st.Pgrp == pgid })
+	members, err := groupMembers(table, func(st Stat) bool { return st.Pgrp == pgid })
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,8 @@ func (t Task) wrapperLeadsSession(table Table) bool {
 	return err == nil && st.StartTime == t.WrapperStart && st.Session == t.Session
 }
 
-// Members lists the processes whose stat matches.
-func Members(table Table, match func(Stat) bool) ([]Member, error) {
+// groupMembers lists the processes whose stat matches.
+func groupMembers(table Table, match func(Stat) bool) ([]Member, error) {
 	pids, err := table.PIDs()
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func SignalOwned(p Processes, t Task, pgid int, sigs ...syscall.Signal) error {
 // (jobs a shell inside the task started), for killing those proved the
 // task's.
 func leftoverGroups(table Table, t Task) []int {
-	members, err := Members(table, func(st Stat) bool {
+	members, err := groupMembers(table, func(st Stat) bool {
 		return t.PGID > 1 && st.Pgrp == t.PGID || t.Session > 1 && st.Session == t.Session
 	})
 	if err != nil {
@@ -206,7 +206,7 @@ func strays(table Table, me Caller, t Task, pgid int) []Member {
 	if err != nil || wrapper.StartTime != t.WrapperStart || wrapper.State == 'Z' {
 		return nil
 	}
-	all, err := Members(table, func(Stat) bool { return true })
+	all, err := groupMembers(table, func(Stat) bool { return true })
 	if err != nil {
 		return nil
 	}
@@ -280,7 +280,7 @@ func carriers(table Table, me Caller, t Task) []Member {
 	if t.ID == "" || since == 0 {
 		return nil
 	}
-	members, err := Members(table, func(st Stat) bool {
+	members, err := groupMembers(table, func(st Stat) bool {
 		return st.StartTime >= since && st.State != 'Z' && st.Pgrp != me.Pgrp
 	})
 	if err != nil {

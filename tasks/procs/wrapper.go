@@ -158,7 +158,7 @@ func ReapOrphans(command int) {
 		if err != nil || info.Signo == 0 {
 			continue
 		}
-		dead, _ := Members(OS{}, func(st Stat) bool {
+		dead, _ := groupMembers(OS{}, func(st Stat) bool {
 			return st.PPID == me && st.State == 'Z' && st.Pgrp != mine
 		})
 		for _, m := range dead {
@@ -179,7 +179,7 @@ func groupEmpty(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return true
 	}
-	live, err := Members(OS{}, func(st Stat) bool { return st.Pgrp == pgid && st.State != 'Z' })
+	live, err := groupMembers(OS{}, func(st Stat) bool { return st.Pgrp == pgid && st.State != 'Z' })
 	return err == nil && len(live) == 0
 }
 
