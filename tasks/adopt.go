@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -121,7 +122,7 @@ func typedShell(pid int, paneDir string) tmux.ShellSpec {
 		spec.Dir = dir
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	cmdline, err2 := readProcFile(pid, "cmdline")
+	cmdline, err2 := procs.ReadFile(pid, "cmdline")
 	args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 	if err != nil || err2 != nil || !present(exe) || len(cmdline) == 0 {
 		return spec
@@ -194,7 +195,7 @@ func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (
 	if !ok {
 		fg = opts.ShellPID
 	}
-	shell, _ := readProcStat(opts.ShellPID)
+	shell, _ := procs.ReadStat(opts.ShellPID)
 	marker, err := newID()
 	if err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (
 			Status: StatusRunning, PID: fg, PaneID: string(opts.Pane), StartedAt: opts.StartedAt.UTC(),
 			OutputPath: outputPath, Background: true, OutputComplete: true,
 		},
-		WrapperPID: opts.ShellPID, WrapperStart: shell.startTime, Session: shell.session, CommandStart: processStart(fg),
+		WrapperPID: opts.ShellPID, WrapperStart: shell.StartTime, Session: shell.Session, CommandStart: procs.StartTime(fg),
 		TmuxServer: opts.Server, EndMarker: "qtask-end:" + id + ":" + marker,
 		OutputMaxBytes: opts.OutputMaxBytes, KeepFullScreen: opts.KeepFullScreen, Adopted: true, AwaitScrollback: true, PromotedAt: &now,
 		StatusFormat: opts.StatusFormat,
@@ -216,11 +217,11 @@ func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (
 // foregroundGroup returns the process group in the foreground of the
 // shell's terminal, if it is not the shell itself (an idle prompt).
 func foregroundGroup(shellPID int) (int, bool) {
-	st, err := readProcStat(shellPID)
-	if err != nil || st.tpgid <= 0 || st.tpgid == st.pgrp {
+	st, err := procs.ReadStat(shellPID)
+	if err != nil || st.TPGID <= 0 || st.TPGID == st.Pgrp {
 		return 0, false
 	}
-	return st.tpgid, true
+	return st.TPGID, true
 }
 
 func appendFile(path, text string) error {

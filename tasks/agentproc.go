@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // Which agent session a process works for, when the agent does not tell
@@ -59,18 +61,18 @@ func agentAncestor(marker []byte) (pid int, start uint64, ok bool) {
 		if pid <= 1 {
 			return 0, 0, false
 		}
-		st, err := readProcStat(pid)
+		st, err := procs.ReadStat(pid)
 		if err != nil {
 			return 0, 0, false
 		}
-		environ, err := readProcFile(pid, "environ")
+		environ, err := procs.ReadFile(pid, "environ")
 		if err != nil {
 			return 0, 0, false
 		}
 		if !hasEntry(environ, marker) {
-			return pid, st.startTime, true
+			return pid, st.StartTime, true
 		}
-		pid = st.ppid
+		pid = st.PPID
 	}
 	return 0, 0, false
 }
@@ -100,7 +102,7 @@ func (s *Store) dropGoneAgentProcs() {
 		p, st, _ := strings.Cut(id, "-")
 		pid, err1 := strconv.Atoi(p)
 		start, err2 := strconv.ParseUint(st, 10, 64)
-		if err1 == nil && err2 == nil && !sameProcess(pid, start) {
+		if err1 == nil && err2 == nil && !procs.Same(pid, start) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -115,14 +117,14 @@ func (s *Store) AgentProcessScope() string {
 		if pid <= 1 {
 			return ""
 		}
-		st, err := readProcStat(pid)
+		st, err := procs.ReadStat(pid)
 		if err != nil {
 			return ""
 		}
-		if data, err := readOwnFile(s.agentProcPath(pid, st.startTime)); err == nil && len(data) > 0 {
+		if data, err := readOwnFile(s.agentProcPath(pid, st.StartTime)); err == nil && len(data) > 0 {
 			return string(data)
 		}
-		pid = st.ppid
+		pid = st.PPID
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -65,7 +66,7 @@ func awaitExit(pid int, start uint64, timeout time.Duration) {
 		return // gone already, or no pidfd: reconcile judges it as it is
 	}
 	defer unix.Close(fd)
-	if !sameProcess(pid, start) {
+	if !procs.Same(pid, start) {
 		return
 	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}

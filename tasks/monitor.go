@@ -10,6 +10,7 @@ import (
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/monitor"
 	"github.com/qtask/qtask/tasks/output"
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // A monitor is a task of kind monitor: a command in its own window like any
@@ -126,7 +127,7 @@ func (s *Store) prepareMonitor(ctx context.Context, opts *StartOptions) (*monito
 // command has started until finish.
 type events struct {
 	s      *Store
-	r      *record // as the wrapper claimed it: what killLeftovers proves
+	r      *record // as the wrapper claimed it: what KillLeftovers proves
 	spec   *monitorSpec
 	grace  time.Duration
 	match  *regexp.Regexp
@@ -331,7 +332,7 @@ func (e *events) end(reason string) {
 	}
 	e.dropped = 0
 	if changed {
-		go killLeftovers(e.r, e.grace)
+		go procs.KillLeftovers(e.r.procTask(), e.grace)
 	}
 }
 

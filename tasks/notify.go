@@ -12,6 +12,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/notify"
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // Notifications: every task that leaves running leaves one entry in its
@@ -35,8 +36,8 @@ func newQueue(dir string) *notify.Queue {
 // readers holding its claims.
 type queueProcs struct{}
 
-func (queueProcs) Start(pid int) uint64            { return processStart(pid) }
-func (queueProcs) Same(pid int, start uint64) bool { return sameProcess(pid, start) }
+func (queueProcs) Start(pid int) uint64            { return procs.StartTime(pid) }
+func (queueProcs) Same(pid int, start uint64) bool { return procs.Same(pid, start) }
 
 // queueEvent writes the Count-th event of monitor r, for a caller holding
 // the lock under which it counted it (see notify.Queue.Push).
@@ -66,7 +67,7 @@ func (s *Store) endAndNotify(r *record, o outcome) (bool, error) {
 	}
 	s.countEnd(r)
 	if !r.Background && r.WaiterPID != 0 && !r.CallerGone {
-		if processAlive(r.WaiterPID) {
+		if procs.Alive(r.WaiterPID) {
 			return true, nil
 		}
 		r.CallerGone = true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -157,7 +158,7 @@ func (s *Store) markPromoted(ctx context.Context, id string, callerGone bool) (*
 		case !r.Running() || r.ExitedAt != nil:
 			res.AlreadyFinished = true
 			return errSkip
-		case r.commandEnded(s.procs()):
+		case r.procTask().CommandEnded(s.procs()):
 			// Exited (a zombie, or reaped), the exit not yet on record.
 			exiting = true
 			return errSkip
@@ -211,7 +212,7 @@ func (s *Store) completePromote(ctx context.Context, p *promotion, session strin
 // awaited reports whether a foreground `qtask run` still waits on the
 // running task.
 func (r *record) awaited() bool {
-	return r.Running() && !r.Background && r.WaiterPID > 0 && processAlive(r.WaiterPID)
+	return r.Running() && !r.Background && r.WaiterPID > 0 && procs.Alive(r.WaiterPID)
 }
 
 // exitKnown reports whether the command's exit is on record.

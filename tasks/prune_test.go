@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 func TestChoosePrunable(t *testing.T) {
@@ -113,7 +115,7 @@ func saveFinished(t *testing.T, s *Store, id string, end time.Time) {
 func saveAlive(t *testing.T, s *Store, id string, started time.Time) {
 	t.Helper()
 	r := saveRunning(t, s, id, started)
-	r.WrapperPID, r.WrapperStart = os.Getpid(), processStart(os.Getpid())
+	r.WrapperPID, r.WrapperStart = os.Getpid(), procs.StartTime(os.Getpid())
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,9 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // startGrace is how long a record may say running without a wrapper pid
@@ -34,10 +35,10 @@ func (s *Store) reconcile(ctx context.Context, r *record) *record {
 	}
 	why := "the task's wrapper never started"
 	if r.WrapperPID != 0 {
-		st, live := sameProcessStat(r.WrapperPID, r.WrapperStart)
+		st, live := procs.SameStat(r.WrapperPID, r.WrapperStart)
 		if live {
 			r = s.orphanedForeground(ctx, r)
-			r.Settling = settlingReason(r.WrapperPID, st)
+			r.Settling = procs.SettlingReason(r.WrapperPID, st)
 			return r
 		}
 		why = fmt.Sprintf("the task's %s (pid %d) is gone", r.wrapperName(), r.WrapperPID)
@@ -49,7 +50,7 @@ func (s *Store) reconcile(ctx context.Context, r *record) *record {
 		return r
 	}
 	if changed {
-		killOrphans(s.procs(), r)
+		procs.KillOrphans(s.procs(), r.procTask())
 	}
 	return settled
 }
@@ -59,7 +60,7 @@ func (s *Store) reconcile(ctx context.Context, r *record) *record {
 // now is, so it shows as such and nobody mistakes it for attended, and its
 // notification says that it outlived its caller.
 func (s *Store) orphanedForeground(ctx context.Context, r *record) *record {
-	if r.Background || r.WaiterPID == 0 || processAlive(r.WaiterPID) {
+	if r.Background || r.WaiterPID == 0 || procs.Alive(r.WaiterPID) {
 		return r
 	}
 	updated, err := s.update(ctx, r.ID, func(r *record) error {
@@ -74,19 +75,4 @@ func (s *Store) orphanedForeground(ctx context.Context, r *record) *record {
 		return r
 	}
 	return updated
-}
-
-// killOrphans kills what is left of a lost task: its command's process
-// group and the other groups in its wrapper's session, each only once
-// proved the task's (see proveGroup), so a recycled pid is never hit; and,
-// one by one, the processes that left both (`setsid`) but carry the task's
-// QTASK_TASK_ID (carriers): with the wrapper gone, ancestry no longer
-// leads to them.
-func killOrphans(procs processes, r *record) {
-	for _, pgid := range leftoverGroups(procs, r) {
-		signalOwned(procs, r, pgid, syscall.SIGKILL)
-	}
-	for _, m := range carriers(procs, procs.self(), r) {
-		procs.signalProcess(m.pid, m.startTime, syscall.SIGKILL)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 func TestStartingUp(t *testing.T) {
@@ -50,13 +52,13 @@ func TestReconcile(t *testing.T) {
 		reason     string
 		background bool
 	}{
-		{"a live wrapper", func(r *record) { r.WrapperPID, r.WrapperStart = me, processStart(me) }, StatusRunning, "", false},
-		{"a recycled wrapper pid", func(r *record) { r.WrapperPID, r.WrapperStart = me, processStart(me)+1 }, StatusFailed, "lost: the task's wrapper (pid", false},
-		{"a shell gone from an adopted pane", func(r *record) { r.WrapperPID, r.WrapperStart, r.Adopted = me, processStart(me)+1, true }, StatusFailed, "lost: the task's shell (pid", false},
+		{"a live wrapper", func(r *record) { r.WrapperPID, r.WrapperStart = me, procs.StartTime(me) }, StatusRunning, "", false},
+		{"a recycled wrapper pid", func(r *record) { r.WrapperPID, r.WrapperStart = me, procs.StartTime(me)+1 }, StatusFailed, "lost: the task's wrapper (pid", false},
+		{"a shell gone from an adopted pane", func(r *record) { r.WrapperPID, r.WrapperStart, r.Adopted = me, procs.StartTime(me)+1, true }, StatusFailed, "lost: the task's shell (pid", false},
 		{"a wrapper still starting", func(r *record) {}, StatusRunning, "", false},
 		{"a wrapper that never started", func(r *record) { r.StartedAt = r.StartedAt.Add(-startGrace - time.Second) }, StatusFailed, "lost: the task's wrapper never started", false},
-		{"a foreground task whose caller died", func(r *record) { r.WrapperPID, r.WrapperStart, r.WaiterPID = me, processStart(me), gone }, StatusRunning, "", true},
-		{"a foreground task whose caller waits", func(r *record) { r.WrapperPID, r.WrapperStart, r.WaiterPID = me, processStart(me), me }, StatusRunning, "", false},
+		{"a foreground task whose caller died", func(r *record) { r.WrapperPID, r.WrapperStart, r.WaiterPID = me, procs.StartTime(me), gone }, StatusRunning, "", true},
+		{"a foreground task whose caller waits", func(r *record) { r.WrapperPID, r.WrapperStart, r.WaiterPID = me, procs.StartTime(me), me }, StatusRunning, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestStore(t)

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -161,7 +162,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 	// The wrapper's identity from the first write on: readers judge a
 	// starting task alive by its wrapper's pid and start time, never by
 	// how old a wall-clock timestamp is.
-	r.WrapperPID, r.WrapperStart = wrapper, processStart(wrapper)
+	r.WrapperPID, r.WrapperStart = wrapper, procs.StartTime(wrapper)
 	if err := s.saveVia(saving, r); err != nil {
 		// Its wrapper waits for the record, which will never come.
 		s.panes(opts.Server).KillPane(context.WithoutCancel(ctx), pane)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -96,7 +97,7 @@ func (s *Store) StopAll(ctx context.Context, opts StopOptions) ([]StopResult, er
 // group (strays), SIGKILL after the grace, and it returns once the task
 // is settled. A task that already ended — or ends by itself before the
 // first signal lands — yields *NotRunningError; so does one whose process
-// group cannot be proved to be the task's (proveGroup): it is settled as
+// group cannot be proved to be the task's (procs.ProveGroup): it is settled as
 // lost and nothing is signalled.
 func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (*Task, error) {
 	if opts.Signal == 0 {
@@ -112,7 +113,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		// the foreground now, starting as Ctrl+C would.
 		opts.Signal = syscall.SIGINT
 	}
-	if procs := s.procs(); r.Running() && r.contains(procs, procs.self()) {
+	if machine := s.procs(); r.Running() && r.procTask().Contains(machine, machine.Self()) {
 		return nil, &InsideTaskError{ID: r.ID}
 	}
 	r, v, err := s.beginStop(ctx, r.ID, opts)
@@ -138,7 +139,7 @@ func (s *Store) Stop(ctx context.Context, idOrPrefix string, opts StopOptions) (
 		// The first signal's group is proved; the processes that left it
 		// get it now, out of the state lock: a look through /proc per
 		// task would queue up many stops behind it.
-		signalStrays(s.procs(), r, r.PID, opts.Signal, syscall.SIGCONT)
+		procs.SignalStrays(s.procs(), r.procTask(), r.PID, opts.Signal, syscall.SIGCONT)
 		if r, err = s.escalate(ctx, r, opts.Grace); err != nil {
 			return nil, err
 		}
@@ -169,10 +170,10 @@ func (s *Store) escalate(ctx context.Context, r *record, grace time.Duration) (*
 	if err != nil || !r.Running() {
 		return r, err
 	}
-	signalTarget(s.procs(), r, syscall.SIGKILL)
+	procs.SignalTarget(s.procs(), r.procTask(), syscall.SIGKILL)
 	// The group was proved the task's by the first signal; it may have
 	// heeded it and be gone, what left it not.
-	signalStrays(s.procs(), r, r.PID, syscall.SIGKILL)
+	procs.SignalStrays(s.procs(), r.procTask(), r.PID, syscall.SIGKILL)
 	return s.waitFor(ctx, r.ID, stopSettleTimeout, ended)
 }
 
@@ -212,7 +213,7 @@ func (s *Store) beginStop(ctx context.Context, id string, opts StopOptions) (*re
 	var v stopVerdict
 	r, err := s.update(ctx, id, func(r *record) error {
 		switch {
-		case !r.Running() || r.ExitedAt != nil || r.commandEnded(s.procs()):
+		case !r.Running() || r.ExitedAt != nil || r.procTask().CommandEnded(s.procs()):
 			v = stopEnded
 			return errSkip
 		case r.PID == 0:
@@ -222,13 +223,13 @@ func (s *Store) beginStop(ctx context.Context, id string, opts StopOptions) (*re
 		}
 		// SIGCONT after the signal: a job stopped by Ctrl+Z in its pane
 		// would otherwise hold it pending until SIGKILL.
-		err := signalTarget(s.procs(), r, opts.Signal)
-		var gone *groupGoneError
+		err := procs.SignalTarget(s.procs(), r.procTask(), opts.Signal)
+		var gone *procs.GroupGoneError
 		switch {
 		case err == nil:
 			v = stopSignalled
 			r.requestStop(opts.Reason)
-		case errors.As(err, &gone) && sameProcess(r.WrapperPID, r.WrapperStart):
+		case errors.As(err, &gone) && procs.Same(r.WrapperPID, r.WrapperStart):
 			// Its command has ended; the wrapper (or, adopted, the
 			// shell's prompt hook) is about to say how.
 			v = stopEnded
@@ -251,39 +252,6 @@ func (r *record) requestStop(reason string) {
 	}
 }
 
-// commandEnded reports whether the command the wrapper started has exited
-// (its leader gone, recycled or a zombie) while the wrapper, still alive,
-// has not recorded it yet. An adopted task's leader is only the job that
-// was in the foreground when it was promoted, so it does not count there.
-func (r *record) commandEnded(procs procTable) bool {
-	if r.Adopted || r.CommandStart == 0 || !sameProcess(r.WrapperPID, r.WrapperStart) {
-		return false
-	}
-	st, err := procs.stat(r.PID)
-	return err != nil || st.startTime != r.CommandStart || st.state == 'Z'
-}
-
-// contains reports whether the caller runs inside the task: in the group a
-// stop would signal, in the task's session (a shell inside the task), or
-// anywhere under its wrapper (a process that left both: descendsFrom).
-// A task still starting has neither on record yet (its wrapper writes them
-// once the command runs), but its wrapper, the pane's session leader, is on
-// record from the first write: a caller in the wrapper's session is the
-// command just started, or one of its children.
-// (Ids 0 say nothing: a process whose group or session leader lives outside
-// its pid namespace sees 0.)
-func (r *record) contains(procs procTable, me caller) bool {
-	g := r.targetGroup(procs)
-	if g > 1 && me.pgrp == g || r.Session > 1 && me.session == r.Session || r.descendsFrom(procs, me) {
-		return true
-	}
-	if r.Session != 0 || r.WrapperPID <= 1 || me.session <= 1 {
-		return false
-	}
-	st, err := procs.stat(r.WrapperPID)
-	return err == nil && st.startTime == r.WrapperStart && st.state != 'Z' && st.session == me.session
-}
-
 // alreadyEnded waits for the settle of a task a stop found ended (its
 // wrapper may still be writing the last output) and reports it.
 func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
@@ -300,30 +268,11 @@ func (s *Store) alreadyEnded(ctx context.Context, r *record) error {
 	return &NotRunningError{Task: &r.Task}
 }
 
-// signalTarget sends sig, then SIGCONT, to the group a stop signals
-// (targetGroup). An adopted command line's foreground job can end between
-// reading the terminal's foreground group and signalling it (a loop runs
-// one short job after another) without the line having ended: the group is
-// looked up again, a few times, before its going counts as the end.
-func signalTarget(procs processes, r *record, sig syscall.Signal) error {
-	err := signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
-	for try := 0; try < 3 && r.Adopted && errors.As(err, new(*groupGoneError)); try++ {
-		err = signalOwned(procs, r, r.targetGroup(procs), sig, syscall.SIGCONT)
+// procTask is what the task's record says of its processes, for the
+// ownership proof and the signals (package procs).
+func (r *record) procTask() procs.Task {
+	return procs.Task{
+		ID: r.ID, PGID: r.PID, CommandStart: r.CommandStart,
+		WrapperPID: r.WrapperPID, WrapperStart: r.WrapperStart, Session: r.Session, Adopted: r.Adopted,
 	}
-	return err
-}
-
-// targetGroup is the process group a stop signals: the command's own group,
-// or for an adopted command whatever is in its shell's terminal foreground
-// now, as for Ctrl+C: a job, or, between two jobs (a loop's test, a builtin),
-// the shell itself, which runs the line. The job that was in the foreground
-// at the promote may be long gone while the line runs on.
-func (r *record) targetGroup(procs procTable) int {
-	if r.Adopted {
-		st, err := procs.stat(r.WrapperPID)
-		if err == nil && st.startTime == r.WrapperStart && st.state != 'Z' && st.tpgid > 1 {
-			return st.tpgid
-		}
-	}
-	return r.PID
 }

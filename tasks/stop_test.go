@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/procs/procstest"
 )
 
 // A stop of everything skips what is not running, lost tasks included
@@ -49,8 +52,8 @@ func TestStopAllStopsOnlyRunningTasksAndWarnsOfDamage(t *testing.T) {
 func TestStopRefuses(t *testing.T) {
 	const callerSession, callerGroup = 4200, 4201
 	wrapper := os.Getpid()
-	wrapperStart := processStart(wrapper)
-	table := fakeProcs{wrapper: *proc(wrapper, callerSession, wrapperStart, "")}
+	wrapperStart := procs.StartTime(wrapper)
+	table := procstest.Table{wrapper: *procstest.Running(wrapper, callerSession, wrapperStart, "")}
 	for _, tc := range []struct {
 		name    string
 		shape   func(t *testing.T, s *Store, r *record) // nil: no task at all
@@ -85,8 +88,8 @@ func TestStopRefuses(t *testing.T) {
 		}, new(*InsideTaskError), "stopping it would stop this command too"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			procs := &signalLog{fakeProcs: table, me: caller{pgrp: callerGroup, session: callerSession}}
-			s := newTestStore(t, withProcesses(procs))
+			machine := &signalLog{Table: table, me: procs.Caller{Pgrp: callerGroup, Session: callerSession}}
+			s := newTestStore(t, withProcesses(machine))
 			id := "5707a001"
 			if tc.shape != nil {
 				r := saveRunning(t, s, id, time.Now().UTC())
@@ -99,28 +102,28 @@ func TestStopRefuses(t *testing.T) {
 			if r, err := s.load(id); err == nil && r.StopRequestedAt != nil {
 				t.Errorf("a refused stop was recorded as requested")
 			}
-			if sent := procs.signals(); len(sent) != 0 {
+			if sent := machine.signals(); len(sent) != 0 {
 				t.Errorf("a refused stop sent %v", sent)
 			}
 		})
 	}
 }
 
-// signalLog is a fake machine for Stop: the process table of fakeProcs,
+// signalLog is a fake machine for Stop: the process table of a procstest.Table,
 // me as the caller, signals recorded instead of sent, and onSignal
 // standing in for the wrapper (it runs outside the stop's lock, as the
 // real wrapper does).
 type signalLog struct {
-	fakeProcs
-	me       caller
+	procstest.Table
+	me       procs.Caller
 	mu       sync.Mutex
 	sent     []syscall.Signal
 	onSignal func(sig syscall.Signal)
 }
 
-func (l *signalLog) self() caller { return l.me }
+func (l *signalLog) Self() procs.Caller { return l.me }
 
-func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
+func (l *signalLog) SignalGroup(pgid int, sig syscall.Signal) {
 	l.mu.Lock()
 	l.sent = append(l.sent, sig)
 	l.mu.Unlock()
@@ -129,10 +132,10 @@ func (l *signalLog) signalGroup(pgid int, sig syscall.Signal) {
 	}
 }
 
-// signalProcess records the signal as signalGroup does: Stop's strays
+// SignalProcess records the signal as SignalGroup does: Stop's strays
 // (none in these tables, whose wrapper is not in them) would add to the
 // signals sent.
-func (l *signalLog) signalProcess(_ int, _ uint64, sig syscall.Signal) { l.signalGroup(0, sig) }
+func (l *signalLog) SignalProcess(_ int, _ uint64, sig syscall.Signal) { l.SignalGroup(0, sig) }
 
 func (l *signalLog) signals() []syscall.Signal {
 	l.mu.Lock()
@@ -167,34 +170,34 @@ func TestStopSignals(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		adopted bool
-		table   fakeProcs // the process table: the command's group as it stands
+		table   procstest.Table // the process table: the command's group as it stands
 		endOn   syscall.Signal
 		want    []syscall.Signal
 		status  Status
 		wantErr string
 	}{
-		{name: "SIGTERM is heeded", table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGTERM,
+		{name: "SIGTERM is heeded", table: procstest.Table{group: *procstest.Running(group, session, commandStart, "")}, endOn: syscall.SIGTERM,
 			want: []syscall.Signal{syscall.SIGTERM, syscall.SIGCONT}, status: StatusCancelled},
-		{name: "SIGTERM ignored: SIGKILL after the grace", table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGKILL,
+		{name: "SIGTERM ignored: SIGKILL after the grace", table: procstest.Table{group: *procstest.Running(group, session, commandStart, "")}, endOn: syscall.SIGKILL,
 			want: []syscall.Signal{syscall.SIGTERM, syscall.SIGCONT, syscall.SIGKILL, syscall.SIGCONT}, status: StatusCancelled},
-		{name: "an adopted command gets SIGINT, as Ctrl+C", adopted: true, table: fakeProcs{group: *proc(group, session, commandStart, "")}, endOn: syscall.SIGINT,
+		{name: "an adopted command gets SIGINT, as Ctrl+C", adopted: true, table: procstest.Table{group: *procstest.Running(group, session, commandStart, "")}, endOn: syscall.SIGINT,
 			want: []syscall.Signal{syscall.SIGINT, syscall.SIGCONT}, status: StatusCancelled},
 		// The command's pid left its group, and the group's one process is
 		// a stranger: nothing proves it the task's.
 		{name: "a group that is not the task's is never signalled",
-			table:  fakeProcs{group: *proc(999, session, commandStart, ""), group + 1: *proc(group, 1234, 1, "")},
+			table:  procstest.Table{group: *procstest.Running(999, session, commandStart, ""), group + 1: *procstest.Running(group, 1234, 1, "")},
 			status: StatusFailed, wantErr: "is not the one qtask started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			procs := &signalLog{fakeProcs: tc.table}
-			s := newTestStore(t, withProcesses(procs))
+			machine := &signalLog{Table: tc.table}
+			s := newTestStore(t, withProcesses(machine))
 			r := saveRunning(t, s, "5197a001", time.Now().UTC())
-			r.WrapperPID, r.WrapperStart = me, processStart(me)
+			r.WrapperPID, r.WrapperStart = me, procs.StartTime(me)
 			r.PID, r.CommandStart, r.Session, r.Adopted = group, commandStart, session, tc.adopted
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
-			procs.onSignal = settlesOn(s, r.ID, tc.endOn)
+			machine.onSignal = settlesOn(s, r.ID, tc.endOn)
 
 			// A task that ends on the first signal must never see the
 			// second, however slow the machine (its settle writes and
@@ -213,7 +216,7 @@ func TestStopSignals(t *testing.T) {
 			} else if err != nil {
 				t.Fatalf("Stop: %v", err)
 			}
-			if got := procs.signals(); !slices.Equal(got, tc.want) {
+			if got := machine.signals(); !slices.Equal(got, tc.want) {
 				t.Errorf("signals sent %v, want %v", got, tc.want)
 			}
 			if task.Status != tc.status {
@@ -223,66 +226,25 @@ func TestStopSignals(t *testing.T) {
 	}
 }
 
-// movingForeground is a shell (pid 400) running a loop: the first look at
-// its terminal's foreground finds a job that has already ended (group 600,
-// gone), the next the loop's next job (group 700).
-type movingForeground struct {
-	fakeProcs
-	looks int
-	sent  []int
-}
-
-func (m *movingForeground) stat(pid int) (procStat, error) {
-	st, err := m.fakeProcs.stat(pid)
-	if pid == 400 && err == nil {
-		m.looks++
-		st.tpgid = 600
-		if m.looks > 1 {
-			st.tpgid = 700
-		}
-	}
-	return st, err
-}
-
-func (m *movingForeground) self() caller                           { return caller{pgrp: 1000, session: 1000} }
-func (m *movingForeground) signalGroup(pgid int, _ syscall.Signal) { m.sent = append(m.sent, pgid) }
-func (m *movingForeground) signalProcess(pid int, _ uint64, _ syscall.Signal) {
-	m.sent = append(m.sent, -pid)
-}
-
-// A stop of an adopted loop that meets a job just ended signals the next
-// one: the end of one job is not the end of the line (CI once settled such
-// a loop as lost).
-func TestStopOfAnAdoptedLoopFindsTheNextJob(t *testing.T) {
-	r := &record{Task: Task{ID: "t1", PID: 600}, WrapperPID: 400, WrapperStart: 8000, Session: 400, CommandStart: 9000, Adopted: true}
-	procs := &movingForeground{fakeProcs: fakeProcs{400: *proc(400, 400, 8000, ""), 701: *proc(700, 400, 9100, "")}}
-	if err := signalTarget(procs, r, syscall.SIGINT); err != nil {
-		t.Fatalf("signalTarget: %v", err)
-	}
-	if !slices.Equal(procs.sent, []int{700, 700}) {
-		t.Errorf("signalled groups %v, want the next job's group 700 (SIGINT, SIGCONT)", procs.sent)
-	}
-}
-
 // targetLog is a fake machine that records what each signal went to;
 // onSignal, when set, stands in for the wrapper, as in signalLog.
 type targetLog struct {
-	fakeProcs
+	procstest.Table
 	mu       sync.Mutex
 	sent     []string
 	onSignal func(sig syscall.Signal)
 }
 
-func (l *targetLog) self() caller { return caller{pid: 300, pgrp: 300, session: 300} }
+func (l *targetLog) Self() procs.Caller { return procs.Caller{PID: 300, Pgrp: 300, Session: 300} }
 
-func (l *targetLog) signalGroup(pgid int, sig syscall.Signal) {
+func (l *targetLog) SignalGroup(pgid int, sig syscall.Signal) {
 	l.record(fmt.Sprintf("group %d %v", pgid, sig))
 	if l.onSignal != nil {
 		go l.onSignal(sig)
 	}
 }
 
-func (l *targetLog) signalProcess(pid int, start uint64, sig syscall.Signal) {
+func (l *targetLog) SignalProcess(pid int, start uint64, sig syscall.Signal) {
 	l.record(fmt.Sprintf("pid %d@%d %v", pid, start, sig))
 }
 
@@ -302,18 +264,18 @@ func (l *targetLog) record(what string) {
 func TestStopSignalsTheProcessesThatLeftTheGroup(t *testing.T) {
 	const group, session, wrapperGroup, commandStart = 4190001, 4190000, 4190100, 777
 	me := os.Getpid()
-	table := fakeProcs{
-		me:      *child(proc(wrapperGroup, session, processStart(me), ""), 1),
-		group:   *child(proc(group, session, commandStart, "t"), me),
-		4190002: *child(proc(4190002, 4190002, 800, ""), group),      // setsid
-		4190003: *child(proc(4190003, 4190003, 801, ""), me),         // an orphan
-		4190004: *child(proc(wrapperGroup, session, 802, ""), me),    // the wrapper's tmux call
-		4190005: {st: procStat{state: 'Z', ppid: me, pgrp: 4190005}}, // a dead orphan
-		4190006: *child(proc(4190006, 4190006, 803, ""), 1),          // a stranger
+	table := procstest.Table{
+		me:      *procstest.Running(wrapperGroup, session, procs.StartTime(me), "").Under(1),
+		group:   *procstest.Running(group, session, commandStart, "t").Under(me),
+		4190002: *procstest.Running(4190002, 4190002, 800, "").Under(group),   // setsid
+		4190003: *procstest.Running(4190003, 4190003, 801, "").Under(me),      // an orphan
+		4190004: *procstest.Running(wrapperGroup, session, 802, "").Under(me), // the wrapper's tmux call
+		4190005: {Stat: procs.Stat{State: 'Z', PPID: me, Pgrp: 4190005}},      // a dead orphan
+		4190006: *procstest.Running(4190006, 4190006, 803, "").Under(1),       // a stranger
 	}
 	for _, tc := range []struct {
 		name    string
-		table   fakeProcs
+		table   procstest.Table
 		want    []string
 		wantErr string
 	}{
@@ -324,25 +286,25 @@ func TestStopSignalsTheProcessesThatLeftTheGroup(t *testing.T) {
 		// The command's pid left its group, and the group's one process
 		// is a stranger: nothing proves it the task's.
 		{name: "a group that is not the task's: nothing", wantErr: "is not the one qtask started",
-			table: table.with(group, child(proc(999, session, commandStart, ""), me)).with(4190007, child(proc(group, 1234, 1, ""), 1))},
+			table: table.With(group, procstest.Running(999, session, commandStart, "").Under(me)).With(4190007, procstest.Running(group, 1234, 1, "").Under(1))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			procs := &targetLog{fakeProcs: tc.table}
-			s := newTestStore(t, withProcesses(procs))
+			machine := &targetLog{Table: tc.table}
+			s := newTestStore(t, withProcesses(machine))
 			r := saveRunning(t, s, "5197a002", time.Now().UTC())
-			r.WrapperPID, r.WrapperStart = me, processStart(me)
+			r.WrapperPID, r.WrapperStart = me, procs.StartTime(me)
 			r.PID, r.CommandStart, r.Session = group, commandStart, session
 			if err := s.save(r); err != nil {
 				t.Fatal(err)
 			}
-			procs.onSignal = settlesOn(s, r.ID, syscall.SIGTERM)
+			machine.onSignal = settlesOn(s, r.ID, syscall.SIGTERM)
 			_, err := s.Stop(context.Background(), r.ID, StopOptions{Grace: 30 * time.Second})
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("Stop: %v, want error %q", err, tc.wantErr)
 			}
-			procs.mu.Lock()
-			sent := slices.Clone(procs.sent)
-			procs.mu.Unlock()
+			machine.mu.Lock()
+			sent := slices.Clone(machine.sent)
+			machine.mu.Unlock()
 			// The processes in any order, each one's signals in order.
 			if len(sent) > 2 {
 				slices.SortStableFunc(sent[2:], func(a, b string) int { return strings.Compare(strings.Fields(a)[1], strings.Fields(b)[1]) })

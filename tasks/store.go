@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tasks/notify"
+	"github.com/qtask/qtask/tasks/procs"
 	rec "github.com/qtask/qtask/tasks/record"
 	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
@@ -39,7 +40,7 @@ type Store struct {
 	// panes); procsOf for the machine's processes (see procs). Only an
 	// option given to OpenStore sets them: tests' fakes.
 	panesOf func(tmux.Server) Panes
-	procsOf processes
+	procsOf procs.Processes
 	// queue is the notification queue, which the store writes under its
 	// lock (see notify.go).
 	queue *notify.Queue
@@ -98,7 +99,7 @@ type option func(*Store)
 func withPanes(of func(tmux.Server) Panes) option { return func(s *Store) { s.panesOf = of } }
 
 // withProcesses makes p stand in for the machine's processes.
-func withProcesses(p processes) option { return func(s *Store) { s.procsOf = p } }
+func withProcesses(p procs.Processes) option { return func(s *Store) { s.procsOf = p } }
 
 // OpenStoreIn is OpenStore for a state directory that belongs inside home
 // (see statefs.Home): when it is missing, it is created only if home exists.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/internal/testenv"
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tmux"
 )
@@ -496,7 +497,7 @@ func TestResolveByName(t *testing.T) {
 	named := func(id, name string, started time.Time, running bool) *record {
 		t.Helper()
 		r := saveRunning(t, s, id, started)
-		r.Name, r.WrapperPID, r.WrapperStart = name, me, processStart(me) // a live wrapper
+		r.Name, r.WrapperPID, r.WrapperStart = name, me, procs.StartTime(me) // a live wrapper
 		if err := s.save(r); err != nil {
 			t.Fatal(err)
 		}

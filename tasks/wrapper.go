@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
+	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -57,9 +57,11 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Everything the command starts is the task's, whatever group or
 	// session it moves to: as their subreaper the wrapper gets back the
 	// orphans (a `setsid` daemon, a `set -m` job whose shell ended), so a
-	// stop and the end find them (strays), and reaps them (reapOrphans).
+	// stop and the end find them (strays), and reaps them (ReapOrphans).
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	pid, err := startCommand(sp, opts)
+	pid, err := procs.StartCommand(procs.Command{
+		Shell: sp.Shell, Script: sp.Command, Dir: sp.Cwd, Env: taskEnv(sp.Env, opts), TTY: opts.TTY, Out: opts.Out,
+	})
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot start %s: %v\n", sp.Shell, err)
 		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: " + err.Error()})
@@ -68,13 +70,13 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	// Now in the background of our own terminal: writing the end marker
 	// must not stop us if the user's terminal has tostop set.
 	signal.Ignore(syscall.SIGTTOU, syscall.SIGTTIN)
-	go reapOrphans(pid)
+	go procs.ReapOrphans(pid)
 	if err := s.claimGroup(r, opts, pid); err != nil {
 		// Untracked, the command could neither be stopped nor told apart
 		// from a lost one: end it now rather than let it run unseen.
 		fmt.Fprintf(opts.Out, "qtask: %v\n", err)
-		killLeftovers(r, 0)
-		waitCommand(pid)
+		procs.KillLeftovers(r.procTask(), 0)
+		procs.WaitCommand(pid)
 		s.finishExec(r, pc, nil, opts, false, outcome{status: StatusFailed, reason: "spawn error: cannot record the task's pid: " + err.Error()})
 		return 1
 	}
@@ -89,11 +91,11 @@ func (s *Store) Exec(ctx context.Context, opts ExecOptions) int {
 	ev := s.startEvents(r, sp.Monitor, sp.StopGrace)
 
 	var hup atomic.Bool
-	go forwardSignals(sigs, r, sp.StopGrace, &hup)
-	// The SIGHUP reaches forwardSignals through a channel, and a command
+	go procs.ForwardSignals(sigs, r.procTask(), sp.StopGrace, &hup)
+	// The SIGHUP reaches ForwardSignals through a channel, and a command
 	// that ends by itself on its terminal's error (tee) may be waited for
 	// before it is handled; the terminal itself already says it hung up.
-	paneClosed := func() bool { return hup.Load() || hungUp(opts.TTY) }
+	paneClosed := func() bool { return hup.Load() || procs.HungUp(opts.TTY) }
 
 	o, ok := s.awaitCommand(pid, r, sp.StopGrace, paneClosed, func() { announce.Stop() })
 	final := s.finishExec(r, pc, ev, opts, paneClosed(), o)
@@ -135,7 +137,7 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bo
 	}
 	pc, err := capture.Start(s.outputFile(r), capture.PaneOptions{
 		Server: s.panes(opts.Server), Pane: opts.Pane, TTY: opts.Out,
-		Display: sp.Display, DisplayDir: s.tasksDir(), Mode: capture.ModeOf(sp.Env), Alive: processRuns,
+		Display: sp.Display, DisplayDir: s.tasksDir(), Mode: capture.ModeOf(sp.Env), Alive: procs.Runs,
 	})
 	if err != nil {
 		fmt.Fprintf(opts.Out, "qtask: cannot capture output: %v\n", err)
@@ -146,73 +148,14 @@ func (s *Store) prepareExec(opts ExecOptions) (*record, *spec, *capture.Pane, bo
 	return r, sp, pc, true
 }
 
-// startCommand starts the spec's command as the pane runs it: under the
-// caller's shell, in the caller's directory, on the pane's terminal, in a
-// process group of its own that is the terminal's foreground (keys such as
-// Ctrl+C in the pane reach it, and `stop` can signal the whole group). It
-// returns the command's pid. syscall rather than os/exec: os.StartProcess
-// first checks, once per process, that pidfds work, with a clone of its
-// own that every task's wrapper would pay for a pidfd it never uses.
-func startCommand(sp *spec, opts ExecOptions) (int, error) {
-	shell := sp.Shell
-	if !strings.Contains(shell, "/") {
-		path, err := exec.LookPath(shell)
-		if err != nil {
-			return 0, err
-		}
-		shell = path
-	}
-	if sp.Cwd != "" {
-		if _, err := os.Stat(sp.Cwd); err != nil {
-			return 0, &fs.PathError{Op: "chdir", Path: sp.Cwd, Err: errors.Unwrap(err)}
-		}
-	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	if isTerminal(opts.TTY) {
-		// The command's group becomes the terminal's foreground group, as
-		// a shell would do: keystrokes and Ctrl+C in the pane go to it.
-		attr.Foreground, attr.Ctty = true, int(opts.TTY.Fd())
-	}
-	files := []uintptr{opts.TTY.Fd(), opts.Out.Fd(), opts.Out.Fd()}
-	pid, err := syscall.ForkExec(shell, []string{sp.Shell, "-c", sp.Command}, &syscall.ProcAttr{
-		Dir: sp.Cwd, Env: taskEnv(sp.Env, opts), Files: files, Sys: attr,
-	})
-	if err != nil {
-		return 0, &fs.PathError{Op: "fork/exec", Path: shell, Err: err}
-	}
-	return pid, nil
-}
-
-// waitCommand waits for the command pid, the leader of its own process
-// group, to exit and says how it did. A command stopped by Ctrl+Z in its
-// pane (SIGTSTP) is continued at once: a task's pane has no shell to bring
-// it back, so it would sit stopped, and the task running, for ever. A
-// program tmux runs as a pane's own command is not stopped by Ctrl+Z
-// either. Other stops (SIGSTOP from a debugger or a person) are left be.
-func waitCommand(pid int) (syscall.WaitStatus, error) {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
-		switch {
-		case errors.Is(err, syscall.EINTR):
-		case err == nil && ws.Stopped():
-			if ws.StopSignal() == syscall.SIGTSTP {
-				syscall.Kill(-pid, syscall.SIGCONT)
-			}
-		default:
-			return ws, err
-		}
-	}
-}
-
 // claimGroup records the claim: what proves, later, that the command's
-// group pgid is this task's (proveGroup) — its leader's start time and our
+// group pgid is this task's (procs.ProveGroup) — its leader's start time and our
 // session. r gets it too, for the wrapper's own signals.
 func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
-	me, _ := readProcStat(os.Getpid())
+	me, _ := procs.ReadStat(os.Getpid())
 	claim := func(r *record) error {
 		r.PID, r.WrapperPID, r.PaneID = pgid, os.Getpid(), string(opts.Pane)
-		r.WrapperStart, r.Session, r.CommandStart = me.startTime, me.session, processStart(pgid)
+		r.WrapperStart, r.Session, r.CommandStart = me.StartTime, me.Session, procs.StartTime(pgid)
 		return nil
 	}
 	claim(r)
@@ -227,7 +170,7 @@ func (s *Store) claimGroup(r *record, opts ExecOptions, pgid int) error {
 // as soon as the command has exited, before what it left in its group is
 // waited out.
 func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed func() bool, exited func()) (outcome, bool) {
-	ws, err := waitCommand(pid)
+	ws, err := procs.WaitCommand(pid)
 	exited()
 	if err != nil {
 		return outcome{status: StatusFailed, reason: "lost: " + err.Error()}, false
@@ -238,7 +181,7 @@ func (s *Store) awaitCommand(pid int, r *record, grace time.Duration, paneClosed
 	stopped := err == nil && cur.StopRequestedAt != nil
 	// The command is gone; whatever it left behind, in its group or out of
 	// it, goes too, so "completed" never means "still running underneath".
-	killLeftovers(r, grace)
+	procs.KillLeftovers(r.procTask(), grace)
 
 	if stopped {
 		o = cur.stopOutcome(o)
@@ -304,7 +247,7 @@ func (s *Store) noteExit(ctx context.Context, id string, o outcome) (*record, er
 // Writing the last output and the settle share one settleRetryMax.
 func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
 	until := time.Now().Add(settleRetryMax)
-	o.outputLoss = c.Finish(paneClosed, until, announceSettling)
+	o.outputLoss = c.Finish(paneClosed, until, procs.AnnounceSettling)
 	ev.finish()
 	if o.status == StatusCompleted && o.reason == "" {
 		o.reason = ev.sourceEnd()
@@ -354,106 +297,6 @@ func (s *Store) settleEnd(ctx context.Context, r *record, out io.Writer, o outco
 		fmt.Fprintf(out, "qtask: %v\n", err)
 	}
 	return final
-}
-
-// forwardSignals passes signals sent to the wrapper on to the command's
-// group. SIGHUP means the pane itself went away (killed window, dead
-// server): the command is told, and killed if it ignores the hint.
-func forwardSignals(sigs <-chan os.Signal, r *record, grace time.Duration, paneClosed *atomic.Bool) {
-	for sig := range sigs {
-		sysSig := sig.(syscall.Signal)
-		if sysSig == syscall.SIGHUP {
-			paneClosed.Store(true)
-		}
-		signalOwned(osProcesses{}, r, r.PID, sysSig)
-		if sysSig == syscall.SIGHUP {
-			go killLeftovers(r, grace)
-		}
-	}
-}
-
-// killLeftovers ends every process the task has left: its command's
-// process group and the strays that left it, SIGTERM, then SIGKILL once
-// grace has passed; the group only once proved the task's, the strays as
-// the wrapper's descendants. Nothing left costs one kill(2) probe and one
-// waitid(2).
-func killLeftovers(r *record, grace time.Duration) {
-	procs := osProcesses{}
-	if r.PID <= 1 || leftoversGone(procs, r) {
-		return
-	}
-	signalOwned(procs, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
-	signalStrays(procs, r, r.PID, syscall.SIGTERM, syscall.SIGCONT)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if leftoversGone(procs, r) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	signalOwned(procs, r, r.PID, syscall.SIGKILL)
-	signalStrays(procs, r, r.PID, syscall.SIGKILL)
-}
-
-// leftoversGone reports whether nothing of the task runs any more: its
-// group is empty and the wrapper, subreaper of all the rest, has no child
-// but its own (or none at all, which needs no look at /proc).
-func leftoversGone(procs osProcesses, r *record) bool {
-	if !groupEmpty(r.PID) {
-		return false
-	}
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return errors.Is(err, unix.ECHILD) || len(strays(procs, procs.self(), r, r.PID)) == 0
-}
-
-// reapOrphansEvery bounds how often reapOrphans looks through /proc: a
-// task whose processes daemonize by the thousand costs the wrapper a
-// look at most this often.
-const reapOrphansEvery = 100 * time.Millisecond
-
-// reapOrphans collects the task's orphans as they die: the wrapper is
-// their subreaper, and a zombie left unreaped would hold its pid for as
-// long as the task runs. It reaps, by pid, only dead children outside the
-// wrapper's own process group other than the command: the command's
-// status is waitCommand's, and the tmux calls the wrapper makes (children
-// in its group) are waited for by os/exec, whose wait a wait4(-1) here
-// would steal.
-func reapOrphans(command int) {
-	sigchld := make(chan os.Signal, 1)
-	signal.Notify(sigchld, syscall.SIGCHLD)
-	me, mine := os.Getpid(), syscall.Getpgrp()
-	for range sigchld {
-		// A look that reaps nothing first: Linux zeroes info when no
-		// child is dead, and only then is /proc read.
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-		if err != nil || info.Signo == 0 {
-			continue
-		}
-		dead, _ := groupMembers(procfs{}, func(st procStat) bool {
-			return st.ppid == me && st.state == 'Z' && st.pgrp != mine
-		})
-		for _, m := range dead {
-			if m.pid != command {
-				syscall.Wait4(m.pid, nil, syscall.WNOHANG, nil)
-			}
-		}
-		time.Sleep(reapOrphansEvery)
-	}
-}
-
-// groupEmpty reports whether no live process is left in group pgid.
-// kill(2) counts zombies too, and an orphan's zombie lasts as long as pid 1
-// leaves it unreaped (for ever under an init that reaps nothing, as in
-// some containers): only a member that still runs may hold the task's end
-// until the grace runs out.
-func groupEmpty(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return true
-	}
-	live, err := groupMembers(procfs{}, func(st procStat) bool { return st.pgrp == pgid && st.state != 'Z' })
-	return err == nil && len(live) == 0
 }
 
 // recordWait bounds how long the wrapper waits for `qtask run` to write the
@@ -535,7 +378,7 @@ func taskEnv(callerEnv []string, opts ExecOptions) []string {
 	for _, kv := range callerEnv {
 		name, value, _ := strings.Cut(kv, "=")
 		switch name {
-		case "TMUX", "TMUX_PANE", "QTASK_TASK_ID":
+		case "TMUX", "TMUX_PANE", procs.TaskIDEnv:
 			continue
 		case "TERM":
 			term = value
@@ -555,30 +398,5 @@ func taskEnv(callerEnv []string, opts ExecOptions) []string {
 	if term != "" {
 		env = append(env, "TERM="+term)
 	}
-	return append(env, "TMUX_PANE="+string(opts.Pane), "QTASK_TASK_ID="+opts.ID)
-}
-
-// hungUp reports whether terminal f has hung up: its pane is gone (tmux
-// closed the pane's pty, killing the pane or dying). Linux marks the
-// terminal as the pty's other side closes, before it sends the SIGHUP or
-// fails a write to it, so the wrapper of a command that ended on that
-// failure finds it marked.
-func hungUp(f *os.File) bool {
-	// A hung-up terminal answers no termios ioctl (isTerminal), but stays
-	// a character device; a pipe's POLLHUP would mean something else.
-	var st unix.Stat_t
-	if f == nil || unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return false
-	}
-	fds := []unix.PollFd{{Fd: int32(f.Fd())}} // POLLHUP is reported unasked
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0 && fds[0].Revents&unix.POLLHUP != 0
-}
-
-func isTerminal(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return append(env, "TMUX_PANE="+string(opts.Pane), procs.TaskIDEnv+"="+opts.ID)
 }

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/qtask/qtask/internal/pty"
-	"github.com/qtask/qtask/internal/testenv"
 )
 
 // TestExecWithoutRecordRemovesItsSpec: a start that dies between writing
@@ -132,32 +129,5 @@ func TestClaimIDOnce(t *testing.T) {
 		if other, err := s.pickID(); err != nil || other == id {
 			t.Fatalf("pickID after %s was claimed: %q, %v", id, other, err)
 		}
-	}
-}
-
-// hungUp tells a pane's terminal whose pane is gone (tmux closed the pty's
-// master) from a live one, without waiting for the SIGHUP; a pipe whose
-// writer went, which polls as hung up too, is not a closed pane.
-func TestHungUpTerminal(t *testing.T) {
-	master, tty, err := pty.Open(24, 80)
-	if err != nil {
-		testenv.Unavailable(t, "no pseudo-terminal: %v", err)
-	}
-	defer tty.Close()
-	if hungUp(tty) {
-		t.Fatal("a terminal whose master is open says it hung up")
-	}
-	master.Close()
-	if !hungUp(tty) {
-		t.Fatal("a terminal whose master was closed (its pane killed) does not say it hung up")
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	w.Close()
-	if hungUp(r) || hungUp(nil) {
-		t.Fatal("a pipe, or no file, taken for a hung-up terminal")
 	}
 }

@@ -175,7 +175,7 @@ type Record struct {
 	// CommandStart is the start time (/proc ticks) of the command the wrapper
 	// started, the leader of process group PID, and Session is the wrapper's
 	// session: with them qtask proves a group is still this task's before it
-	// signals it (tasks' proveGroup).
+	// signals it (procs.ProveGroup).
 	CommandStart uint64 `json:"command_start,omitempty"`
 	Session      int    `json:"session,omitempty"`
 	// Adopted marks a command a human started in an interactive shell and

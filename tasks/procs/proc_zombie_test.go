@@ -1,9 +1,11 @@
-package tasks
+package procs_test
 
 import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // TestZombieIsNotTheSameProcess: a process that exited but was not reaped
@@ -15,25 +17,25 @@ func TestZombieIsNotTheSameProcess(t *testing.T) {
 	}
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
-	start := processStart(pid)
+	start := procs.StartTime(pid)
 	if start == 0 {
 		t.Skip("no procfs")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := readProcStat(pid)
+		st, err := procs.ReadStat(pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.state == 'Z' {
+		if st.State == 'Z' {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sleep 0 (pid %d) did not exit: state %c", pid, st.state)
+			t.Fatalf("sleep 0 (pid %d) did not exit: state %c", pid, st.State)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if sameProcess(pid, start) {
+	if procs.Same(pid, start) {
 		t.Errorf("a zombie (pid %d, exited, not reaped) counts as the live process", pid)
 	}
 }

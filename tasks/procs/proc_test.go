@@ -1,10 +1,12 @@
-package tasks
+package procs_test
 
 import (
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/qtask/qtask/tasks/procs"
 )
 
 // statTail is a /proc/PID/stat line after the command name, from the state
@@ -18,17 +20,17 @@ func TestParseProcStat(t *testing.T) {
 	cases := []struct {
 		name  string
 		line  string
-		want  procStat
+		want  procs.Stat
 		isErr bool
 	}{
-		{name: "plain name", line: "1234 (bash) " + statTail, want: procStat{comm: "bash", state: 'S', ppid: 1, pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procStat{comm: "my (weird) cmd", state: 'S', ppid: 1, pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procStat{comm: "x) R 7 7 7 7 7 7", state: 'S', ppid: 1, pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procStat{comm: "a\nb", state: 'S', ppid: 1, pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "empty name", line: "1234 () " + statTail, want: procStat{state: 'S', ppid: 1, pgrp: 1234, session: 1234, tpgid: 5678, startTime: 98765}},
-		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procStat{comm: "init", state: 'S', ppid: 0, pgrp: 1, session: 1, tpgid: -1, startTime: 5}},
-		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procStat{comm: "c", state: 'S', ppid: 1, pgrp: 2, session: 3, tpgid: 5, startTime: 19}},
-		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procStat{comm: "c", state: 'S', ppid: 1, pgrp: 2, session: 3, tpgid: 5, startTime: 18446744073709551615}},
+		{name: "plain name", line: "1234 (bash) " + statTail, want: procs.Stat{Comm: "bash", State: 'S', PPID: 1, Pgrp: 1234, Session: 1234, TPGID: 5678, StartTime: 98765}},
+		{name: "name with spaces and parentheses", line: "1234 (my (weird) cmd) " + statTail, want: procs.Stat{Comm: "my (weird) cmd", State: 'S', PPID: 1, Pgrp: 1234, Session: 1234, TPGID: 5678, StartTime: 98765}},
+		{name: "name that looks like stat fields", line: "1234 (x) R 7 7 7 7 7 7) " + statTail, want: procs.Stat{Comm: "x) R 7 7 7 7 7 7", State: 'S', PPID: 1, Pgrp: 1234, Session: 1234, TPGID: 5678, StartTime: 98765}},
+		{name: "name with a newline", line: "1234 (a\nb) " + statTail, want: procs.Stat{Comm: "a\nb", State: 'S', PPID: 1, Pgrp: 1234, Session: 1234, TPGID: 5678, StartTime: 98765}},
+		{name: "empty name", line: "1234 () " + statTail, want: procs.Stat{State: 'S', PPID: 1, Pgrp: 1234, Session: 1234, TPGID: 5678, StartTime: 98765}},
+		{name: "no controlling terminal", line: "1 (init) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n", want: procs.Stat{Comm: "init", State: 'S', PPID: 0, Pgrp: 1, Session: 1, TPGID: -1, StartTime: 5}},
+		{name: "just the fields needed", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", want: procs.Stat{Comm: "c", State: 'S', PPID: 1, Pgrp: 2, Session: 3, TPGID: 5, StartTime: 19}},
+		{name: "largest start time", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551615", want: procs.Stat{Comm: "c", State: 'S', PPID: 1, Pgrp: 2, Session: 3, TPGID: 5, StartTime: 18446744073709551615}},
 
 		{name: "empty", line: "", isErr: true},
 		{name: "no command name", line: "1234 bash " + statTail, isErr: true},
@@ -43,14 +45,14 @@ func TestParseProcStat(t *testing.T) {
 		{name: "start time out of range", line: "9 (c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 18446744073709551616", isErr: true},
 	}
 	for _, tc := range cases {
-		got, err := parseProcStat(tc.line)
+		got, err := procs.ParseStat(tc.line)
 		switch {
 		case tc.isErr && err == nil:
-			t.Errorf("%s: parseProcStat(%q) = %+v, nil; want an error: qtask would act on a process it misread", tc.name, tc.line, got)
+			t.Errorf("%s: parseStat(%q) = %+v, nil; want an error: qtask would act on a process it misread", tc.name, tc.line, got)
 		case !tc.isErr && err != nil:
-			t.Errorf("%s: parseProcStat(%q): %v: qtask could not tell what runs in a pane", tc.name, tc.line, err)
+			t.Errorf("%s: parseStat(%q): %v: qtask could not tell what runs in a pane", tc.name, tc.line, err)
 		case !tc.isErr && got != tc.want:
-			t.Errorf("%s: parseProcStat(%q) = %+v, want %+v: promote or liveness checks would look at the wrong process", tc.name, tc.line, got, tc.want)
+			t.Errorf("%s: parseStat(%q) = %+v, want %+v: promote or liveness checks would look at the wrong process", tc.name, tc.line, got, tc.want)
 		}
 	}
 }
@@ -64,20 +66,20 @@ func requireProcfs(t *testing.T) {
 
 func TestReadProcStatSelf(t *testing.T) {
 	requireProcfs(t)
-	st, err := readProcStat(os.Getpid())
+	st, err := procs.ReadStat(os.Getpid())
 	if err != nil {
-		t.Fatalf("readProcStat(self): %v", err)
+		t.Fatalf("ReadStat(self): %v", err)
 	}
-	if st.pgrp != syscall.Getpgrp() {
-		t.Errorf("readProcStat(self).pgrp = %d, want %d (getpgrp)", st.pgrp, syscall.Getpgrp())
+	if st.Pgrp != syscall.Getpgrp() {
+		t.Errorf("ReadStat(self).pgrp = %d, want %d (getpgrp)", st.Pgrp, syscall.Getpgrp())
 	}
-	if st.startTime == 0 {
-		t.Errorf("readProcStat(self).startTime = 0: a recycled pid would pass for this process")
+	if st.StartTime == 0 {
+		t.Errorf("ReadStat(self).startTime = 0: a recycled pid would pass for this process")
 	}
-	if got := processStart(os.Getpid()); got != st.startTime {
-		t.Errorf("processStart(self) = %d, want %d", got, st.startTime)
+	if got := procs.StartTime(os.Getpid()); got != st.StartTime {
+		t.Errorf("StartTime(self) = %d, want %d", got, st.StartTime)
 	}
-	if _, err := readProcStat(1 << 30); err == nil { // above any pid_max
+	if _, err := procs.ReadStat(1 << 30); err == nil { // above any pid_max
 		t.Errorf("readProcStat of a pid that cannot exist succeeded")
 	}
 }
@@ -88,24 +90,24 @@ func TestReadProcStatSelf(t *testing.T) {
 func TestProcessIdentity(t *testing.T) {
 	requireProcfs(t)
 	pid, stop := startGroupLeader(t, nil)
-	st, err := readProcStat(pid)
+	st, err := procs.ReadStat(pid)
 	if err != nil {
 		stop()
-		t.Fatalf("readProcStat(child): %v", err)
+		t.Fatalf("ReadStat(child): %v", err)
 	}
-	if st.pgrp != pid {
-		t.Errorf("child leading its own process group: pgrp = %d, want %d", st.pgrp, pid)
+	if st.Pgrp != pid {
+		t.Errorf("child leading its own process group: pgrp = %d, want %d", st.Pgrp, pid)
 	}
-	if !sameProcess(pid, st.startTime) {
+	if !procs.Same(pid, st.StartTime) {
 		t.Errorf("a running process does not count as itself: a live task would be reported lost")
 	}
-	if sameProcess(pid, st.startTime+1) {
+	if procs.Same(pid, st.StartTime+1) {
 		t.Errorf("a process with another start time counts as the same: a recycled pid would pass for a task's process")
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("cat: %v", err)
 	}
-	if sameProcess(pid, st.startTime) {
+	if procs.Same(pid, st.StartTime) {
 		t.Errorf("an exited, reaped process still counts as running: its task would never settle")
 	}
 }
