@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -195,7 +196,7 @@ func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (
 		fg = opts.ShellPID
 	}
 	shell, _ := readProcStat(opts.ShellPID)
-	marker, err := newID()
+	marker, err := taskid.New()
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // A wrapper that cannot write its task's end says so in its own process
@@ -84,7 +86,7 @@ func (s *Store) settleLate(ctx context.Context, id string, o outcome, patience t
 	deadline := time.Now().Add(patience)
 	for backoff := settleRetryMin; ; backoff = min(2*backoff, settleRetryCap) {
 		r, _, err := s.settle(ctx, id, o)
-		if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
+		if err == nil || errors.Is(err, taskid.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
 			announceSettling(nil)
 			return r, err
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -237,7 +238,7 @@ func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monit
 // startRecord is the record of task id as Start saves it once its window
 // is open. The caller's pane is kept only when it is on the task's server.
 func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, error) {
-	marker, err := newID()
+	marker, err := taskid.New()
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/qtask/qtask/tasks/notify"
 	rec "github.com/qtask/qtask/tasks/record"
 	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -169,7 +170,7 @@ var errTakenIDs = errors.New("could not find a free task id after 16 tries")
 // a start waits on: creating a file is a tenth of a millisecond or more.
 func (s *Store) pickID() (string, error) {
 	for range 16 {
-		id, err := newID()
+		id, err := taskid.New()
 		if err != nil {
 			return "", err
 		}
@@ -210,7 +211,7 @@ func (s *Store) loadRead(id string) (*record, indexEntry, error) {
 	path := s.recordPath(id)
 	data, st, err := readOwnFileStat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, indexEntry{}, &NotFoundError{ID: id}
+		return nil, indexEntry{}, &taskid.NotFoundError{ID: id}
 	}
 	if err != nil {
 		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
@@ -253,7 +254,7 @@ func (e *InvalidRecordError) Unwrap() error { return e.Err }
 // some other file would have them print it.
 func (s *Store) checkRecord(r *record, id string) error {
 	switch {
-	case len(id) != idLen || !validIDPrefix(id):
+	case !taskid.Valid(id):
 		return fmt.Errorf("its name is not a task id")
 	case r.ID == "":
 		return fmt.Errorf("it has no id (an empty or null record)")
@@ -386,12 +387,12 @@ func (s *Store) ids() ([]string, error) {
 // up only when the text is no id or unique id prefix (not shaped like one,
 // matching none, or ambiguous). A name means the task of that name that
 // is running; with none running, the newest of that name; with several
-// running, it is ambiguous (*AmbiguousError listing them).
+// running, it is ambiguous (*taskid.AmbiguousError listing them).
 func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err := CheckID(handle); err != nil {
 		return "", err
 	}
-	if len(handle) == idLen && validIDPrefix(handle) {
+	if taskid.Valid(handle) {
 		// A full id needs no listing of every task, only its own file.
 		if _, err := os.Lstat(s.recordPath(handle)); err == nil {
 			return handle, nil
@@ -401,7 +402,7 @@ func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, idErr := matchPrefix(handle, ids)
+	id, idErr := taskid.Match(handle, ids)
 	if idErr == nil {
 		return id, nil
 	}
@@ -410,15 +411,15 @@ func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 		return "", err
 	}
 	id, err = s.matchName(ctx, handle, recs)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, taskid.ErrNotFound) {
 		return "", idErr
 	}
 	return id, err
 }
 
 // matchName picks the task named name among recs (oldest first): the one
-// running, else the newest. Several running is *AmbiguousError; none of
-// that name, *NotFoundError.
+// running, else the newest. Several running is *taskid.AmbiguousError; none of
+// that name, *taskid.NotFoundError.
 func (s *Store) matchName(ctx context.Context, name string, recs []*record) (string, error) {
 	var running []string
 	newest := ""
@@ -436,11 +437,11 @@ func (s *Store) matchName(ctx context.Context, name string, recs []*record) (str
 		return running[0], nil
 	case len(running) > 1:
 		sort.Strings(running)
-		return "", &AmbiguousError{Prefix: name, Candidates: running, Name: true}
+		return "", &taskid.AmbiguousError{Prefix: name, Candidates: running, Name: true}
 	case newest != "":
 		return newest, nil
 	}
-	return "", &NotFoundError{ID: name}
+	return "", &taskid.NotFoundError{ID: name}
 }
 
 // loadAll reads every record, sorted by start time (then id). A record that
@@ -465,7 +466,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	all := make([]loaded, len(ids))
 	s.loadEach(ids, idx, all)
 	for _, l := range all {
-		if errors.Is(l.err, ErrNotFound) {
+		if errors.Is(l.err, taskid.ErrNotFound) {
 			continue // removed between listing and reading
 		}
 		var invalid *InvalidRecordError

@@ -19,6 +19,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -466,7 +467,7 @@ var recordWait = 10 * time.Second
 // watch wakes the wrapper (polling its first moments, file events after).
 func (s *Store) awaitRecord(id string) (*record, error) {
 	r, err := s.load(id)
-	if err == nil || !errors.Is(err, ErrNotFound) {
+	if err == nil || !errors.Is(err, taskid.ErrNotFound) {
 		return r, err
 	}
 	w := s.watch([]string{id}, false)
@@ -480,7 +481,7 @@ func (s *Store) awaitRecord(id string) (*record, error) {
 			return s.load(id)
 		}
 		r, err := s.load(id)
-		if err == nil || !errors.Is(err, ErrNotFound) {
+		if err == nil || !errors.Is(err, taskid.ErrNotFound) {
 			return r, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // fakeStore is a TaskStore over a fixed list of tasks, for table tests of
@@ -51,7 +52,7 @@ func (f *fakeStore) Get(_ context.Context, id string) (*tasks.Task, error) {
 			return t, nil
 		}
 	}
-	return nil, tasks.ErrNotFound
+	return nil, taskid.ErrNotFound
 }
 
 func (f *fakeStore) MarkSeen(t *tasks.Task) error {
@@ -207,7 +208,7 @@ func TestRunStop(t *testing.T) {
 			opts: StopOptions{IDs: []string{"3f9"}, Grace: &grace}, out: []string{"Stopped task 3f9a1c02: cancelled"}, call: "StopMany [3f9] 5s"},
 		{name: "already ended is not an error", store: fakeStore{stops: []tasks.StopResult{{Err: &tasks.NotRunningError{Task: ended}}}},
 			opts: StopOptions{IDs: []string{"b7e"}, Grace: &grace}, out: []string{"Task b7e0d511 already ended: failed: exited with code 3"}},
-		{name: "one failure of several: exit 1, the others still said", store: fakeStore{stops: []tasks.StopResult{{Task: cancelled}, {Err: tasks.ErrNotFound}}},
+		{name: "one failure of several: exit 1, the others still said", store: fakeStore{stops: []tasks.StopResult{{Task: cancelled}, {Err: taskid.ErrNotFound}}},
 			opts: StopOptions{IDs: []string{"3f9", "ffff"}, Grace: &grace}, code: exitError,
 			out: []string{"Stopped task 3f9a1c02"}, err: []string{"qtask: "}},
 		{name: "--all with nothing running", opts: StopOptions{All: true, Grace: &grace}, out: []string{"No running tasks."}, call: "StopAll 5s"},
@@ -268,7 +269,7 @@ func TestRunPromote(t *testing.T) {
 			out: []string{"Task 3f9a1c02 already finished, exit 0; nothing to promote."}},
 		{name: "already in the background", store: fakeStore{promoted: &tasks.PromoteResult{Task: running, AlreadyBackground: true}},
 			out: []string{"Task 3f9a1c02 is already in the background"}},
-		{name: "an unknown id", store: fakeStore{err: tasks.ErrNotFound}, code: exitError},
+		{name: "an unknown id", store: fakeStore{err: taskid.ErrNotFound}, code: exitError},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			deps, out, errOut := fakeDeps(&c.store)
