@@ -207,14 +207,14 @@ func (s *Store) load(id string) (*record, error) {
 
 // loadRead is load, also returning what was read: the record's bytes and
 // its file's stamp, for the index (see loadAll).
-func (s *Store) loadRead(id string) (*record, indexEntry, error) {
+func (s *Store) loadRead(id string) (*record, rec.IndexEntry, error) {
 	path := s.recordPath(id)
 	data, st, err := readOwnFileStat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, indexEntry{}, &taskid.NotFoundError{ID: id}
+		return nil, rec.IndexEntry{}, &taskid.NotFoundError{ID: id}
 	}
 	if err != nil {
-		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+		return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
 	if err := rec.Unmarshal(data, (*rec.Record)(&r)); err != nil {
@@ -226,13 +226,13 @@ func (s *Store) loadRead(id string) (*record, indexEntry, error) {
 			err = rec.Unmarshal(data, (*rec.Record)(&r))
 		}
 		if err != nil {
-			return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+			return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 		}
 	}
 	if err := s.checkRecord(&r, id); err != nil {
-		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+		return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
-	return &r, indexEntry{stamp: stampOfStat(st), data: data}, nil
+	return &r, rec.IndexEntry{Stamp: rec.StampOfStat(st), Data: data}, nil
 }
 
 // InvalidRecordError is a task record qtask will not use: unreadable, not
@@ -452,7 +452,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	settled := time.Now().Add(-indexSettle)
 	// The index is read while the directory is listed: each is about a
 	// millisecond with a thousand tasks.
-	var idx recordIndex
+	var idx rec.Index
 	indexRead := make(chan struct{})
 	go func() {
 		defer close(indexRead)
@@ -491,7 +491,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 
 // loadEach loads the records of ids into all, on every CPU: reading and
 // decoding is most of what `ls` does with a thousand tasks.
-func (s *Store) loadEach(ids []string, idx recordIndex, all []loaded) {
+func (s *Store) loadEach(ids []string, idx rec.Index, all []loaded) {
 	tasks := -1
 	if len(idx) > 0 {
 		// Stamps are taken relative to the directory: no path walk each.
@@ -507,7 +507,7 @@ func (s *Store) loadEach(ids []string, idx recordIndex, all []loaded) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
 				l := &all[i]
-				if e, ok := idx.find(ids[i]); ok && tasks >= 0 {
+				if e, ok := idx.Find(ids[i]); ok && tasks >= 0 {
 					if l.rec, l.indexed = s.loadIndexed(tasks, ids[i], e); l.indexed {
 						l.entry = e
 						continue
