@@ -12,7 +12,8 @@
 // calls it under the state lock, so that an end's entry is on disk before
 // the record that ends the task is renamed into place, in one locked step
 // (see Queue.Push), and readers claim under that lock too. It runs no
-// tmux: the wake itself is the store's.
+// tmux itself: the wake's look at an agent's pane goes through a
+// CursorReader the store passes (wake.go), and the store types the line.
 package notify
 
 import (
