@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/qtask/qtask/tasks/capped"
 )
@@ -15,20 +16,31 @@ type File struct {
 	Path string
 }
 
+// open opens the output file for reading and gives its size as it
+// stands.
+func (o File) open() (*os.File, int64, error) {
+	f, err := capped.OpenRead(o.Path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open output of task %s: %w", o.Task, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("read output of task %s: %w", o.Task, err)
+	}
+	return f, fi.Size(), nil
+}
+
 // Read copies the output from offset, at most limit bytes (limit <= 0:
 // no limit), to w, fit for a terminal. The few bytes either side of the
 // range are read too, so a rune the range cuts is judged whole.
 func (o File) Read(w io.Writer, offset, limit int64) error {
-	f, err := capped.OpenRead(o.Path)
+	f, size, err := o.open()
 	if err != nil {
-		return fmt.Errorf("open output of task %s: %w", o.Task, err)
+		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read output of task %s: %w", o.Task, err)
-	}
-	if offset >= fi.Size() {
+	if offset >= size {
 		return nil // nothing there (yet); a seek that far may even fail
 	}
 	start := max(offset-PrintContext, 0)
@@ -48,16 +60,12 @@ func (o File) Read(w io.Writer, offset, limit int64) error {
 // Size is the size in bytes of the output file as it stands, the range
 // Read's offsets are in.
 func (o File) Size() (int64, error) {
-	f, err := capped.OpenRead(o.Path)
+	f, size, err := o.open()
 	if err != nil {
-		return 0, fmt.Errorf("open output of task %s: %w", o.Task, err)
+		return 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("read output of task %s: %w", o.Task, err)
-	}
-	return fi.Size(), nil
+	f.Close()
+	return size, nil
 }
 
 // WriteTail writes the last n lines of the output to w and returns the
@@ -76,16 +84,11 @@ func (o File) WriteSettledTail(w io.Writer, n int) (int64, error) {
 // writeTail writes the last n lines of the output, of its final and
 // settled text only if settled is set, and returns where they end.
 func (o File) writeTail(w io.Writer, n int, settled bool) (int64, error) {
-	f, err := capped.OpenRead(o.Path)
+	f, end, err := o.open()
 	if err != nil {
-		return 0, fmt.Errorf("open output of task %s: %w", o.Task, err)
+		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("read output of task %s: %w", o.Task, err)
-	}
-	end := fi.Size()
 	if settled {
 		_, end = capped.FinalEnds(f, end)
 	}
