@@ -13,6 +13,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -196,7 +197,7 @@ func adoptRecord(id, outputPath string, opts AdoptOptions, info tmux.PaneInfo) (
 		fg = opts.ShellPID
 	}
 	shell, _ := procs.ReadStat(opts.ShellPID)
-	marker, err := newID()
+	marker, err := taskid.New()
 	if err != nil {
 		return nil, err
 	}

@@ -1,130 +1,30 @@
 package tasks
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-
-	"github.com/qtask/qtask/tasks/procs"
-)
+import "github.com/qtask/qtask/tasks/procs"
 
 // Which agent session a process works for, when the agent does not tell
-// the processes it starts: gemini-cli gives its session id to its hooks
-// ($GEMINI_SESSION_ID) but neither to its shell commands nor to its MCP
-// servers (measured with 0.61.0). Its hooks note the agent's process, by
-// pid and start time (a recycled pid never matches), with the session's
-// scope; a qtask that the agent's shell tool or MCP server runs finds the
-// note among its ancestors, and its tasks are the session's. A person's
-// shell descends from no agent, so a person's task never finds one.
-
-// maxAncestors bounds the walk up the process tree: an agent's command
-// sits a few shells below it.
-const maxAncestors = 32
-
-// agentProcPrefix names the notes, beside the presences in "agents".
-const agentProcPrefix = "proc-"
-
-func (s *Store) agentProcPath(pid int, start uint64) string {
-	return filepath.Join(s.dir, "agents", agentProcPrefix+strconv.Itoa(pid)+"-"+strconv.FormatUint(start, 10))
-}
+// the processes it starts (gemini-cli): its hooks note the agent's
+// process, and a qtask it runs finds the note among its ancestors. The
+// notes and the walk are the queue's (notify, agentproc.go); the store
+// gives it the machine's processes (queueProcs).
 
 // NoteAgentProcess notes that the agent process this hook runs under works
-// for scope. That process is the hook's nearest ancestor whose environment
-// does not hold marker ("VAR=VALUE", the session variable the agent set
-// for the hook): the agent sets it for what it starts, not for itself. A
-// note already there is left alone; writing a new one drops the notes of
-// processes that are gone.
+// for scope: see notify.Queue.NoteAgentProcess.
 func (s *Store) NoteAgentProcess(marker, scope string) error {
-	pid, start, ok := agentAncestor([]byte(marker))
-	if !ok {
-		return nil
-	}
-	path := s.agentProcPath(pid, start)
-	if data, err := readOwnFile(path); err == nil && string(data) == scope {
-		return nil
-	}
-	if err := mkdirPrivate(filepath.Join(s.dir, "agents")); err != nil {
-		return err
-	}
-	s.dropGoneAgentProcs()
-	return writeFileAtomic(path, []byte(scope))
-}
-
-// agentAncestor is the nearest ancestor of this process whose environment
-// lacks marker; ok is false when none could be read (another user's
-// process, no procfs) before one was found.
-func agentAncestor(marker []byte) (pid int, start uint64, ok bool) {
-	pid = os.Getppid()
-	for range maxAncestors {
-		if pid <= 1 {
-			return 0, 0, false
-		}
-		st, err := procs.ReadStat(pid)
-		if err != nil {
-			return 0, 0, false
-		}
-		environ, err := procs.ReadFile(pid, "environ")
-		if err != nil {
-			return 0, 0, false
-		}
-		if !hasEntry(environ, marker) {
-			return pid, st.StartTime, true
-		}
-		pid = st.PPID
-	}
-	return 0, 0, false
-}
-
-// hasEntry reports whether the NUL-separated environment holds entry.
-func hasEntry(environ, entry []byte) bool {
-	for e := range bytes.SplitSeq(environ, []byte{0}) {
-		if bytes.Equal(e, entry) {
-			return true
-		}
-	}
-	return false
-}
-
-// dropGoneAgentProcs removes the notes of agent processes that have ended.
-func (s *Store) dropGoneAgentProcs() {
-	dir := filepath.Join(s.dir, "agents")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		id, ok := strings.CutPrefix(e.Name(), agentProcPrefix)
-		if !ok {
-			continue
-		}
-		p, st, _ := strings.Cut(id, "-")
-		pid, err1 := strconv.Atoi(p)
-		start, err2 := strconv.ParseUint(st, 10, 64)
-		if err1 == nil && err2 == nil && !procs.Same(pid, start) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
+	return s.queue.NoteAgentProcess(marker, scope)
 }
 
 // AgentProcessScope is the scope noted for the nearest ancestor of this
 // process that is a noted agent process (NoteAgentProcess), "" when there
 // is none: a person's process, or an agent whose hooks noted nothing.
-func (s *Store) AgentProcessScope() string {
-	pid := os.Getppid()
-	for range maxAncestors {
-		if pid <= 1 {
-			return ""
-		}
-		st, err := procs.ReadStat(pid)
-		if err != nil {
-			return ""
-		}
-		if data, err := readOwnFile(s.agentProcPath(pid, st.StartTime)); err == nil && len(data) > 0 {
-			return string(data)
-		}
-		pid = st.PPID
-	}
-	return ""
+func (s *Store) AgentProcessScope() string { return s.queue.AgentProcessScope() }
+
+// Parent is pid's parent and start time, as the queue's walk up the
+// process tree reads them.
+func (queueProcs) Parent(pid int) (int, uint64, error) {
+	st, err := procs.ReadStat(pid)
+	return st.PPID, st.StartTime, err
 }
+
+// Environ is pid's environment, NUL-separated.
+func (queueProcs) Environ(pid int) ([]byte, error) { return procs.ReadFile(pid, "environ") }

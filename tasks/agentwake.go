@@ -2,10 +2,7 @@ package tasks
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/qtask/qtask/tasks/notify"
 	"github.com/qtask/qtask/tmux"
@@ -22,10 +19,9 @@ import (
 // input, or be read as an answer), nor into a pane in a mode (copy mode
 // would take the keys as commands), nor into an input box that holds text:
 // a person's half-typed prompt and the line would be sent as one. The pane
-// is read first, and the line typed only where the agent's TUI draws its
-// empty input box (the cursor followed by the placeholder the hooks named);
-// otherwise the notification waits for the person's own prompt, whose hook
-// delivers it.
+// is read first (notify.InputReady), and the line typed only where the
+// agent's TUI draws its empty input box; otherwise the notification waits
+// for the person's own prompt, whose hook delivers it.
 
 // AgentPresence is what an agent's hooks last said about it.
 type AgentPresence = notify.Presence
@@ -51,7 +47,7 @@ const wakeTimeout = 10 * time.Second
 // wakeAgent types the wake line for r's end into the pane of r's scope's
 // agent: see wakeFor.
 func (s *Store) wakeAgent(r *record) {
-	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope}, WakeLine(&r.Task))
+	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope}, notify.WakeLine(r.ID, r.StatusText()))
 }
 
 // wakeForEvent types the wake line for r's count-th event, as for an end:
@@ -59,7 +55,7 @@ func (s *Store) wakeAgent(r *record) {
 // left waiting on a line it asked to be told of heard of it only at its
 // next prompt.
 func (s *Store) wakeForEvent(r *record, count int) {
-	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope, Event: &Event{Count: count}}, EventWakeLine(&r.Task, count))
+	s.wakeFor(r, notify.Notice{ID: r.ID, Scope: r.Scope, Event: &Event{Count: count}}, notify.EventWakeLine(r.ID, count))
 }
 
 // wakeFor types line into the pane of r's scope's agent, when the queue
@@ -81,61 +77,11 @@ func (s *Store) wakeFor(r *record, n notify.Notice, line string) {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
 	pane := tmux.PaneID(p.Pane)
-	if !inputReady(ctx, server, pane, p.EmptyInput) {
+	if !notify.InputReady(ctx, server, pane, p.EmptyInput) {
 		// Still idle: a later end may find the pane free and the box
 		// empty; the person's own prompt delivers the notification.
 		s.queue.NoteAgent([]string{r.Scope}, p)
 		return
 	}
 	server.TypeLine(ctx, pane, line)
-}
-
-// wakeLook is how long a wake keeps looking for the agent's input box to
-// show empty, and wakeLookEvery how often: a TUI redrawing (a spinner, a
-// clock) moves the cursor away from its box for a moment, and one look
-// that fell in that moment left an idle agent unwoken. Text a person has
-// typed stays for the whole look, and the wake types nothing.
-const (
-	wakeLook      = 2 * time.Second
-	wakeLookEvery = 100 * time.Millisecond
-)
-
-// inputReady reports whether pane shows no mode and an empty input box
-// (inputEmpty) at one of its looks within wakeLook.
-func inputReady(ctx context.Context, server tmux.Server, pane tmux.PaneID, placeholder string) bool {
-	deadline := time.Now().Add(wakeLook)
-	for {
-		row, err := server.ReadCursorRow(ctx, pane)
-		if err == nil && !row.InMode && inputEmpty(row, placeholder) {
-			return true
-		}
-		if err != nil && ctx.Err() != nil || placeholder == "" || time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(wakeLookEvery)
-	}
-}
-
-// inputEmpty reports whether the cursor row shows an empty input box: the
-// cursor followed by the placeholder (after the cell the TUI draws its own
-// cursor in, and spaces or zero-width characters). Text typed into the box
-// takes the placeholder away, or (typed over it by a plain terminal)
-// leaves only its end after the cursor.
-func inputEmpty(row tmux.CursorRow, placeholder string) bool {
-	after := strings.TrimLeftFunc(row.AfterCursor, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
-	return placeholder != "" && strings.HasPrefix(after, placeholder)
-}
-
-// WakeLine is the line typed into an idle agent's pane when r ends, e.g.
-// "[qtask] task 3f9a1c02 finished: failed: exited with code 2".
-func WakeLine(t *Task) string {
-	return "[qtask] task " + t.ID + " finished: " + t.StatusText() + ". Read its notification."
-}
-
-// EventWakeLine is the line typed into an idle agent's pane for a
-// monitor's count-th event, e.g. "[qtask] monitor 8c1d3e07 event 3. Read
-// its notification." The line itself is in the notification, not typed:
-// it is the command's output, not the agent's prompt.
-func EventWakeLine(t *Task, count int) string {
-	return "[qtask] monitor " + t.ID + " event " + strconv.Itoa(count) + ". Read its notification."
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // AttendOptions configures a foreground wait on a task.
@@ -148,7 +149,7 @@ func (s *Store) stopIfRunning(ctx context.Context, id string, stop StopOptions) 
 // capture.Display) in the state directory, where the task's capture
 // accepts it; StartOptions.Display names it to the task.
 func (s *Store) NewDisplay() (*capture.Display, error) {
-	name, err := newID()
+	name, err := taskid.New()
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,16 @@ type ArgumentError struct{ Msg string }
 
 func (e *ArgumentError) Error() string { return e.Msg }
 
+// CheckID refuses an empty task id ("" typed as an argument, `qtask
+// status ""`): a mistake in the call, not a task that is missing, so it is
+// an *ArgumentError (exit 2), not a taskid.NotFoundError (exit 1).
+func CheckID(id string) error {
+	if id == "" {
+		return &ArgumentError{Msg: "task id is empty: give a task id or a unique prefix of one"}
+	}
+	return nil
+}
+
 // MaxNameBytes bounds a task name: it is a label for `ls` and a tmux window
 // name, and tmux refuses a command line much over 16 KB with a bare
 // "command too long".

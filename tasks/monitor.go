@@ -135,7 +135,7 @@ type events struct {
 	lines  *output.LineWriter
 	bucket *monitor.Bucket
 	idle   *time.Timer
-	log    *eventLog // for people (see eventlog.go); nil: none
+	log    *monitor.Log // for people (see monitor.CreateLog); nil: none
 	// dropped is lines the bucket dropped that the record does not count
 	// yet, and droppedAt when it last did.
 	dropped   int
@@ -153,7 +153,7 @@ func (s *Store) startEvents(r *record, spec *monitorSpec, grace time.Duration) *
 		return nil
 	}
 	e := s.newEvents(r, spec, grace, time.Now)
-	e.log = openEventLog(r)
+	e.log = monitor.CreateLog(r.OutputPath, r.OutputMaxBytes)
 	watched := r.ID
 	if spec.Source != "" {
 		watched = spec.Source
@@ -191,7 +191,7 @@ func (s *Store) newEvents(r *record, spec *monitorSpec, grace time.Duration, clo
 // monitor goes idle and ends.
 func (e *events) run(w *watcher) {
 	defer close(e.done)
-	defer e.log.close()
+	defer e.log.Close()
 	defer w.Close()
 	defer e.fl.Close()
 	for {
@@ -285,7 +285,7 @@ func (e *events) emit(line string) {
 	}
 	if err == nil {
 		e.dropped, e.droppedAt = 0, time.Now()
-		e.log.add(time.Unix(0, e.seq), Event{Count: count, Line: line})
+		e.log.Add(time.Unix(0, e.seq), count, line)
 		tellEvent(e.r, line)
 		e.s.wakeForEvent(e.r, count)
 	}

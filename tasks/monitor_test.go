@@ -75,13 +75,13 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
 	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
-	e.log = openEventLog(r)
+	e.log = monitor.CreateLog(r.OutputPath, r.OutputMaxBytes)
 	e.line("one")
-	e.log.close()
+	e.log.Close()
 	settleOrFail(t, s, "abcd0001", 0)
 	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0001-1.json", "abcd0001.json")
-	var seen []MonitorEvent
-	s.Events(context.Background(), "abcd0001", false, func(ev MonitorEvent) error { seen = append(seen, ev); return nil })
+	var seen []monitor.Event
+	s.Events(context.Background(), "abcd0001", false, func(ev monitor.Event) error { seen = append(seen, ev); return nil })
 	if len(seen) != 1 || seen[0].Line != "one" || seen[0].Count != 1 {
 		t.Fatalf("the events log holds %+v, want event 1 \"one\"", seen)
 	}
@@ -89,7 +89,7 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.queue.ScopeDir("A"))
-	if _, err := os.Lstat(eventsPath(r.OutputPath)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(monitor.EventsPath(r.OutputPath)); !os.IsNotExist(err) {
 		t.Fatalf("prune left the monitor's events log: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/notify"
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // Notifications: every task that leaves running leaves one entry in its
@@ -29,7 +30,7 @@ type Event = notify.Event
 
 // newQueue is the notification queue of the state directory dir.
 func newQueue(dir string) *notify.Queue {
-	return notify.New(dir, isTaskID, queueProcs{})
+	return notify.New(dir, taskid.Valid, queueProcs{})
 }
 
 // queueProcs is the machine's processes, as the queue asks about the
@@ -211,7 +212,7 @@ func (s *Store) pendingIn(scope string) ([]pendingNotice, error) {
 		r, err := s.load(e.ID())
 		var invalid *InvalidRecordError
 		switch {
-		case errors.Is(err, ErrNotFound) || err == nil && r.Scope != scope:
+		case errors.Is(err, taskid.ErrNotFound) || err == nil && r.Scope != scope:
 			e.Drop() // its task is gone (or is not the scope's): nothing to tell
 			continue
 		case errors.As(err, &invalid):

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // PruneOptions chooses the finished tasks Prune removes. All and OlderThan
@@ -142,7 +143,7 @@ func (s *Store) remove(ctx context.Context, chosen []*Task) (removed []*Task, la
 	var errs []error
 	for _, t := range chosen {
 		r, err := s.load(t.ID)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, taskid.ErrNotFound) {
 			continue // removed by someone else meanwhile
 		}
 		if err != nil || r.Running() {
@@ -295,13 +296,13 @@ func (s *Store) markPruned() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.prunedPath(), []byte(strconv.Itoa(len(ids))+"\n"))
+	return statefs.WriteAtomic(s.prunedPath(), []byte(strconv.Itoa(len(ids))+"\n"))
 }
 
 // prunedCount is what markPruned last wrote; 0 if nothing (or garbage, or
 // not a file of ours).
 func (s *Store) prunedCount() int {
-	data, err := readOwnFile(s.prunedPath())
+	data, err := statefs.ReadOwn(s.prunedPath())
 	if err != nil {
 		return 0
 	}

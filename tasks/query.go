@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/qtask/qtask/tasks/capped"
-	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -58,13 +55,6 @@ func (s *Store) get(ctx context.Context, idOrPrefix string) (*record, error) {
 	return s.reconcile(ctx, r), nil
 }
 
-// OutputTail returns up to the last n characters of a task's output, fit
-// for a terminal (see printFilter), and whether earlier output was left out.
-func (s *Store) OutputTail(t *Task, n int) (string, bool, error) {
-	tail, cut, err := output.LastChars(t.OutputPath, n)
-	return output.PrintText(tail), cut, err
-}
-
 // waitFor re-reads (and reconciles) the record until done says so or the
 // timeout passes, watching the tasks directory so it wakes on the write
 // rather than on a timer. It returns the last record read.
@@ -85,89 +75,6 @@ func (s *Store) waitFor(ctx context.Context, id string, timeout time.Duration, d
 		return last, nil
 	}
 	return last, err
-}
-
-// ReadOutput copies the task's output from offset, at most limit bytes
-// (limit <= 0: no limit), to w, fit for a terminal (see printFilter). The
-// few bytes either side of the range are read too, so a rune the range
-// cuts is judged whole.
-func (s *Store) ReadOutput(t *Task, w io.Writer, offset, limit int64) error {
-	f, err := capped.OpenRead(t.OutputPath)
-	if err != nil {
-		return fmt.Errorf("open output of task %s: %w", t.ID, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read output of task %s: %w", t.ID, err)
-	}
-	if offset >= fi.Size() {
-		return nil // nothing there (yet); a seek that far may even fail
-	}
-	start := max(offset-output.PrintContext, 0)
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return fmt.Errorf("seek output of task %s: %w", t.ID, err)
-	}
-	var r io.Reader = f
-	if limit > 0 {
-		r = io.LimitReader(f, offset-start+limit+output.PrintContext)
-	} else {
-		limit = -1
-	}
-	_, err = io.Copy(output.NewPrintFilter(w, offset-start, limit), r)
-	return err
-}
-
-// OutputSize is the size in bytes of the task's output file as it stands,
-// the range ReadOutput offsets are in.
-func (s *Store) OutputSize(t *Task) (int64, error) {
-	f, err := capped.OpenRead(t.OutputPath)
-	if err != nil {
-		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
-	}
-	return fi.Size(), nil
-}
-
-// WriteOutputTail writes the last n lines of the task's output to w and
-// returns the file offset it stopped at.
-func (s *Store) WriteOutputTail(t *Task, w io.Writer, n int) (int64, error) {
-	return s.writeTail(t, w, n, false)
-}
-
-// WriteSettledTail is WriteOutputTail for a Follow to pick up from: it
-// leaves out the rows a program is still redrawing (see capped.File), which
-// would otherwise be printed twice, as they are now and as they end.
-func (s *Store) WriteSettledTail(t *Task, w io.Writer, n int) (int64, error) {
-	return s.writeTail(t, w, n, true)
-}
-
-// writeTail writes the last n lines of the task's output, of its final and
-// settled text only if settled is set, and returns where they end.
-func (s *Store) writeTail(t *Task, w io.Writer, n int, settled bool) (int64, error) {
-	f, err := capped.OpenRead(t.OutputPath)
-	if err != nil {
-		return 0, fmt.Errorf("open output of task %s: %w", t.ID, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
-	}
-	end := fi.Size()
-	if settled {
-		_, end = capped.FinalEnds(f, end)
-	}
-	tail, err := output.ReadTailTo(f, n, end)
-	if err != nil {
-		return 0, fmt.Errorf("read output of task %s: %w", t.ID, err)
-	}
-	_, err = output.NewPrintFilter(w, 0, -1).Write(tail)
-	return end, err
 }
 
 // ServerOf is the tmux server holding the task's pane, as recorded at start.

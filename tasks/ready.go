@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // ReadyOutcome is how a wait for a task to be ready ended.
@@ -167,7 +169,7 @@ func (s *Store) fillReadyResult(ctx context.Context, res *ReadyResult, id string
 	res.Task = t
 	if res.Outcome != Ready {
 		var b strings.Builder
-		if _, err := s.WriteOutputTail(res.Task, &b, ReadyTailLines); err != nil {
+		if _, err := (output.File{Task: res.Task.ID, Path: res.Task.OutputPath}).WriteTail(&b, ReadyTailLines); err != nil {
 			return err
 		}
 		res.Tail = b.String()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // seedPath is where the adopt leaves the screen (capture.Seed) for the
@@ -21,14 +22,14 @@ func (s *Store) writeSeed(id string, seed capture.Seed) error {
 	if err != nil {
 		return fmt.Errorf("encode screen of task %s: %w", id, err)
 	}
-	return writeFileAtomic(s.seedPath(id), data)
+	return statefs.WriteAtomic(s.seedPath(id), data)
 }
 
 // takeSeed reads and removes the seed of task id; ok is false when there
 // is none (nothing was on the screen that is the task's).
 func (s *Store) takeSeed(id string) (seed capture.Seed, ok bool, err error) {
 	path := s.seedPath(id)
-	data, err := readOwnFile(path)
+	data, err := statefs.ReadOwn(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return seed, false, nil
 	}

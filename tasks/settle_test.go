@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // Wait statuses as the kernel encodes them (Linux and the BSDs alike):
@@ -127,7 +129,7 @@ func TestSettleIsOneShot(t *testing.T) {
 func TestSettleUnknownTask(t *testing.T) {
 	s := newTestStore(t)
 	_, changed, err := s.settle(context.Background(), "deadbeef", exitOutcome(exited(0)))
-	if !errors.Is(err, ErrNotFound) || changed {
+	if !errors.Is(err, taskid.ErrNotFound) || changed {
 		t.Errorf("settling a task that has no record: changed=%v err=%v, want not found", changed, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // Backoff between the wrapper's attempts to settle.
@@ -26,7 +27,7 @@ func (s *Store) settleLate(ctx context.Context, id string, o outcome, patience t
 	deadline := time.Now().Add(patience)
 	for backoff := settleRetryMin; ; backoff = min(2*backoff, settleRetryCap) {
 		r, _, err := s.settle(ctx, id, o)
-		if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
+		if err == nil || errors.Is(err, taskid.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
 			procs.AnnounceSettling(nil)
 			return r, err
 		}

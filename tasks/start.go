@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -186,16 +188,16 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 // and output only once the record exists). It returns the window and the
 // record's prepared write; on failure, nothing of it is left but the
 // claimed id's files, which Start removes.
-func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec, also func()) (openedWindow, *pendingWrite, error) {
+func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec, also func()) (openedWindow, *statefs.PendingWrite, error) {
 	var claimErr, specErr, saveErr error
-	var saving *pendingWrite
+	var saving *statefs.PendingWrite
 	files := sync.OnceFunc(func() {
 		if claimErr = s.claimID(r.ID); claimErr != nil {
 			return
 		}
 		specErr = s.writeSpec(r.ID, opts, shell, mon)
 		s.statusLine().Start(r.ID)
-		saving, saveErr = prepareWrite(s.recordPath(r.ID))
+		saving, saveErr = statefs.Prepare(s.recordPath(r.ID))
 		also()
 	})
 	w := s.openWindow(ctx, r, opts, files)
@@ -232,13 +234,13 @@ func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monit
 	if err != nil {
 		return fmt.Errorf("encode task spec: %w", err)
 	}
-	return writeFileAtomic(s.specPath(id), data)
+	return statefs.WriteAtomic(s.specPath(id), data)
 }
 
 // startRecord is the record of task id as Start saves it once its window
 // is open. The caller's pane is kept only when it is on the task's server.
 func (s *Store) startRecord(id string, kind Kind, opts StartOptions) (*record, error) {
-	marker, err := newID()
+	marker, err := taskid.New()
 	if err != nil {
 		return nil, err
 	}

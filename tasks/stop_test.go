@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/procs/procstest"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // A stop of everything skips what is not running, lost tasks included
@@ -60,7 +61,7 @@ func TestStopRefuses(t *testing.T) {
 		wantErr any
 		says    string
 	}{
-		{"an unknown task", nil, new(*NotFoundError), "5707"},
+		{"an unknown task", nil, new(*taskid.NotFoundError), "5707"},
 		{"a task that ended", func(t *testing.T, s *Store, r *record) {
 			settleOrFail(t, s, r.ID, 3)
 		}, new(*NotRunningError), "exited with code 3"},

@@ -21,6 +21,7 @@ import (
 	"github.com/qtask/qtask/tasks/procs"
 	rec "github.com/qtask/qtask/tasks/record"
 	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -157,7 +158,7 @@ var errTakenIDs = errors.New("could not find a free task id after 16 tries")
 // a start waits on: creating a file is a tenth of a millisecond or more.
 func (s *Store) pickID() (string, error) {
 	for range 16 {
-		id, err := newID()
+		id, err := taskid.New()
 		if err != nil {
 			return "", err
 		}
@@ -194,32 +195,32 @@ func (s *Store) load(id string) (*record, error) {
 
 // loadRead is load, also returning what was read: the record's bytes and
 // its file's stamp, for the index (see loadAll).
-func (s *Store) loadRead(id string) (*record, indexEntry, error) {
+func (s *Store) loadRead(id string) (*record, rec.IndexEntry, error) {
 	path := s.recordPath(id)
-	data, st, err := readOwnFileStat(path)
+	data, st, err := statefs.ReadOwnStat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, indexEntry{}, &NotFoundError{ID: id}
+		return nil, rec.IndexEntry{}, &taskid.NotFoundError{ID: id}
 	}
 	if err != nil {
-		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+		return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
 	var r record
 	if err := rec.Unmarshal(data, (*rec.Record)(&r)); err != nil {
 		// A save recycles the inode an earlier version of the record had
 		// (see save): a reader slow enough to read it while it is being
 		// rewritten reads half a record. The name holds a whole one.
-		if data, st, err = readOwnFileStat(path); err == nil {
+		if data, st, err = statefs.ReadOwnStat(path); err == nil {
 			r = record{}
 			err = rec.Unmarshal(data, (*rec.Record)(&r))
 		}
 		if err != nil {
-			return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+			return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 		}
 	}
 	if err := s.checkRecord(&r, id); err != nil {
-		return nil, indexEntry{}, &InvalidRecordError{Path: path, Err: err}
+		return nil, rec.IndexEntry{}, &InvalidRecordError{Path: path, Err: err}
 	}
-	return &r, indexEntry{stamp: stampOfStat(st), data: data}, nil
+	return &r, rec.IndexEntry{Stamp: rec.StampOfStat(st), Data: data}, nil
 }
 
 // InvalidRecordError is a task record qtask will not use: unreadable, not
@@ -241,7 +242,7 @@ func (e *InvalidRecordError) Unwrap() error { return e.Err }
 // some other file would have them print it.
 func (s *Store) checkRecord(r *record, id string) error {
 	switch {
-	case len(id) != idLen || !validIDPrefix(id):
+	case !taskid.Valid(id):
 		return fmt.Errorf("its name is not a task id")
 	case r.ID == "":
 		return fmt.Errorf("it has no id (an empty or null record)")
@@ -297,7 +298,7 @@ func (s *Store) save(r *record) error {
 	if recycled, err := statefs.ReplaceRecycling(s.recordPath(r.ID), s.sparePath(r.ID), data); recycled {
 		return err
 	}
-	w, err := prepareWrite(s.recordPath(r.ID))
+	w, err := statefs.Prepare(s.recordPath(r.ID))
 	if err != nil {
 		return err
 	}
@@ -312,7 +313,7 @@ func (s *Store) sparePath(id string) string {
 }
 
 // saveVia is save through a replacement prepared beforehand (Start).
-func (s *Store) saveVia(w *pendingWrite, r *record) error {
+func (s *Store) saveVia(w *statefs.PendingWrite, r *record) error {
 	data, err := (*rec.Record)(r).AppendJSON(nil)
 	if err != nil {
 		w.Abandon()
@@ -383,12 +384,12 @@ func (s *Store) ids() ([]string, error) {
 // up only when the text is no id or unique id prefix (not shaped like one,
 // matching none, or ambiguous). A name means the task of that name that
 // is running; with none running, the newest of that name; with several
-// running, it is ambiguous (*AmbiguousError listing them).
+// running, it is ambiguous (*taskid.AmbiguousError listing them).
 func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err := CheckID(handle); err != nil {
 		return "", err
 	}
-	if len(handle) == idLen && validIDPrefix(handle) {
+	if taskid.Valid(handle) {
 		// A full id needs no listing of every task, only its own file.
 		if _, err := os.Lstat(s.recordPath(handle)); err == nil {
 			return handle, nil
@@ -398,7 +399,7 @@ func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, idErr := matchPrefix(handle, ids)
+	id, idErr := taskid.Match(handle, ids)
 	if idErr == nil {
 		return id, nil
 	}
@@ -407,15 +408,15 @@ func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 		return "", err
 	}
 	id, err = s.matchName(ctx, handle, recs)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, taskid.ErrNotFound) {
 		return "", idErr
 	}
 	return id, err
 }
 
 // matchName picks the task named name among recs (oldest first): the one
-// running, else the newest. Several running is *AmbiguousError; none of
-// that name, *NotFoundError.
+// running, else the newest. Several running is *taskid.AmbiguousError; none of
+// that name, *taskid.NotFoundError.
 func (s *Store) matchName(ctx context.Context, name string, recs []*record) (string, error) {
 	var running []string
 	newest := ""
@@ -433,11 +434,11 @@ func (s *Store) matchName(ctx context.Context, name string, recs []*record) (str
 		return running[0], nil
 	case len(running) > 1:
 		sort.Strings(running)
-		return "", &AmbiguousError{Prefix: name, Candidates: running, Name: true}
+		return "", &taskid.AmbiguousError{Prefix: name, Candidates: running, Name: true}
 	case newest != "":
 		return newest, nil
 	}
-	return "", &NotFoundError{ID: name}
+	return "", &taskid.NotFoundError{ID: name}
 }
 
 // loadAll reads every record, sorted by start time (then id). A record that
@@ -448,7 +449,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	settled := time.Now().Add(-indexSettle)
 	// The index is read while the directory is listed: each is about a
 	// millisecond with a thousand tasks.
-	var idx recordIndex
+	var idx rec.Index
 	indexRead := make(chan struct{})
 	go func() {
 		defer close(indexRead)
@@ -462,7 +463,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 	all := make([]loaded, len(ids))
 	s.loadEach(ids, idx, all)
 	for _, l := range all {
-		if errors.Is(l.err, ErrNotFound) {
+		if errors.Is(l.err, taskid.ErrNotFound) {
 			continue // removed between listing and reading
 		}
 		var invalid *InvalidRecordError
@@ -487,7 +488,7 @@ func (s *Store) loadAll() (recs []*record, warnings []string, err error) {
 
 // loadEach loads the records of ids into all, on every CPU: reading and
 // decoding is most of what `ls` does with a thousand tasks.
-func (s *Store) loadEach(ids []string, idx recordIndex, all []loaded) {
+func (s *Store) loadEach(ids []string, idx rec.Index, all []loaded) {
 	tasks := -1
 	if len(idx) > 0 {
 		// Stamps are taken relative to the directory: no path walk each.
@@ -503,7 +504,7 @@ func (s *Store) loadEach(ids []string, idx recordIndex, all []loaded) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
 				l := &all[i]
-				if e, ok := idx.find(ids[i]); ok && tasks >= 0 {
+				if e, ok := idx.Find(ids[i]); ok && tasks >= 0 {
 					if l.rec, l.indexed = s.loadIndexed(tasks, ids[i], e); l.indexed {
 						l.entry = e
 						continue

@@ -17,6 +17,7 @@ import (
 	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -114,7 +115,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		!got.OutputAcked || got.PaneID != "%3" || got.Status != StatusFailed || !got.TmuxServer.Same(want.TmuxServer) {
 		t.Errorf("record read back differs from what was saved:\n got %+v\nwant %+v", got, want)
 	}
-	if _, err := s.load("ffff0000"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.load("ffff0000"); !errors.Is(err, taskid.ErrNotFound) {
 		t.Errorf("loading a missing record: %v, want not found", err)
 	}
 }
@@ -136,7 +137,7 @@ func TestWriteFileAtomic(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "rec.json")
 			c.prepare(t, path)
-			if err := writeFileAtomic(path, []byte("new\n")); err != nil {
+			if err := statefs.WriteAtomic(path, []byte("new\n")); err != nil {
 				t.Fatal(err)
 			}
 			if data, err := os.ReadFile(path); err != nil || string(data) != "new\n" {
@@ -176,7 +177,7 @@ func TestWriteFileAtomicReplacesSymlink(t *testing.T) {
 	if err := os.Symlink(victim, path); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(path, []byte("record")); err != nil {
+	if err := statefs.WriteAtomic(path, []byte("record")); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(victim); string(data) != "precious" {
@@ -202,7 +203,7 @@ func TestWriteFileAtomicFailureLeavesNoTemp(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(path, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	err := writeFileAtomic(path, []byte("record"))
+	err := statefs.WriteAtomic(path, []byte("record"))
 	if err == nil {
 		t.Fatal("writing over a directory succeeded")
 	}
@@ -212,7 +213,7 @@ func TestWriteFileAtomicFailureLeavesNoTemp(t *testing.T) {
 	assertOnlyEntries(t, dir, "abcd0001.json")
 
 	// A missing directory: the temp file cannot even be created.
-	if err := writeFileAtomic(filepath.Join(dir, "nope", "r.json"), nil); err == nil {
+	if err := statefs.WriteAtomic(filepath.Join(dir, "nope", "r.json"), nil); err == nil {
 		t.Error("writing into a missing directory succeeded")
 	}
 }
@@ -261,16 +262,16 @@ func TestResolveThroughStore(t *testing.T) {
 	if id, err := s.Resolve(context.Background(), "abc12"); err != nil || id != "abc12345" {
 		t.Errorf("Resolve(abc12) = (%q, %v), want abc12345", id, err)
 	}
-	if _, err := s.Resolve(context.Background(), "abc1"); !errors.Is(err, ErrAmbiguous) {
+	if _, err := s.Resolve(context.Background(), "abc1"); !errors.Is(err, taskid.ErrAmbiguous) {
 		t.Errorf("Resolve(abc1) = %v, want ambiguous", err)
 	}
 	// The lock file and the output directory's files never resolve.
-	if _, err := s.Resolve(context.Background(), "../lock"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Resolve(context.Background(), "../lock"); !errors.Is(err, taskid.ErrNotFound) {
 		t.Errorf("Resolve(../lock) = %v, want not found", err)
 	}
 	// An empty id is a mistake in the call (exit 2), not a missing task.
 	var arg *ArgumentError
-	if _, err := s.Resolve(context.Background(), ""); !errors.As(err, &arg) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "task id is empty") {
+	if _, err := s.Resolve(context.Background(), ""); !errors.As(err, &arg) || errors.Is(err, taskid.ErrNotFound) || !strings.Contains(err.Error(), "task id is empty") {
 		t.Errorf("Resolve(\"\") = %v, want an *ArgumentError saying the id is empty", err)
 	}
 }
@@ -530,7 +531,7 @@ func TestResolveByName(t *testing.T) {
 	if id, err := s.Resolve(context.Background(), "job"); err != nil || id != "ffff0001" {
 		t.Errorf(`Resolve("job") = (%q, %v), want ffff0001, the one still running (ffff0002's wrapper is gone)`, id, err)
 	}
-	var amb *AmbiguousError
+	var amb *taskid.AmbiguousError
 	if _, err := s.Resolve(context.Background(), "api"); !errors.As(err, &amb) || !slices.Equal(amb.Candidates, []string{"cccc0001", "cccc0002"}) ||
 		!strings.Contains(err.Error(), `task name "api" is ambiguous`) || !strings.Contains(err.Error(), "cccc0001, cccc0002") {
 		t.Errorf(`Resolve("api") with two running = %v, want ambiguous listing cccc0001, cccc0002`, err)
@@ -546,10 +547,10 @@ func TestResolveByName(t *testing.T) {
 	if id, err := s.Resolve(context.Background(), "aaaa"); err != nil || id != "dddd0001" {
 		t.Errorf(`Resolve("aaaa") = (%q, %v), want dddd0001, the task named so`, id, err)
 	}
-	if _, err := s.Resolve(context.Background(), "aaaa0"); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), `task id "aaaa0" is ambiguous`) {
+	if _, err := s.Resolve(context.Background(), "aaaa0"); !errors.Is(err, taskid.ErrAmbiguous) || !strings.Contains(err.Error(), `task id "aaaa0" is ambiguous`) {
 		t.Errorf(`Resolve("aaaa0") = %v, want the ambiguous id prefix`, err)
 	}
-	if _, err := s.Resolve(context.Background(), "nope"); !errors.Is(err, ErrNotFound) || err.Error() != `no task with id or name "nope"` {
+	if _, err := s.Resolve(context.Background(), "nope"); !errors.Is(err, taskid.ErrNotFound) || err.Error() != `no task with id or name "nope"` {
 		t.Errorf(`Resolve("nope") = %v, want not found as an id or name`, err)
 	}
 	if _, err := s.Resolve(context.Background(), "abc00000"); err == nil || err.Error() != `no task with id "abc00000"` {

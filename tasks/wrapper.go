@@ -19,6 +19,8 @@ import (
 	"github.com/qtask/qtask/tasks/capture"
 	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/statefs"
+	"github.com/qtask/qtask/tasks/taskid"
 	"github.com/qtask/qtask/tmux"
 )
 
@@ -309,7 +311,7 @@ var recordWait = 10 * time.Second
 // watch wakes the wrapper (polling its first moments, file events after).
 func (s *Store) awaitRecord(id string) (*record, error) {
 	r, err := s.load(id)
-	if err == nil || !errors.Is(err, ErrNotFound) {
+	if err == nil || !errors.Is(err, taskid.ErrNotFound) {
 		return r, err
 	}
 	w := s.watch([]string{id}, false)
@@ -323,7 +325,7 @@ func (s *Store) awaitRecord(id string) (*record, error) {
 			return s.load(id)
 		}
 		r, err := s.load(id)
-		if err == nil || !errors.Is(err, ErrNotFound) {
+		if err == nil || !errors.Is(err, taskid.ErrNotFound) {
 			return r, err
 		}
 	}
@@ -335,7 +337,7 @@ func (s *Store) awaitRecord(id string) (*record, error) {
 // user (or a symlink to one) would run their command as us.
 func (s *Store) takeSpec(id string) (*spec, error) {
 	path := s.specPath(id)
-	data, err := readOwnFile(path)
+	data, err := statefs.ReadOwn(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("task %s has no start spec (was it started twice?)", id)
 	}

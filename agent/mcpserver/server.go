@@ -21,6 +21,7 @@ import (
 
 	"github.com/qtask/qtask/agent"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // Options is what the server needs from its caller (the CLI), resolved once.
@@ -213,7 +214,7 @@ func hidden(r rune) bool {
 // oneLine is an error as one line the model can act on.
 func oneLine(err error) string {
 	switch {
-	case errors.Is(err, tasks.ErrNotFound):
+	case errors.Is(err, taskid.ErrNotFound):
 		return err.Error() + ": see task_list for the ids"
 	case errors.Is(err, context.Canceled):
 		return "the call was cancelled"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/output"
 )
 
 type listArgs struct {
@@ -128,7 +129,7 @@ func (h *handlers) status(c *call, in taskArgs) (string, error) {
 	if t.OutputLoss != "" {
 		row("output lost", t.OutputLoss)
 	}
-	tail, cut, err := c.store.OutputTail(t, statusTailChars)
+	tail, cut, err := (output.File{Task: t.ID, Path: t.OutputPath}).Tail(statusTailChars)
 	if err != nil {
 		return "", err
 	}
@@ -172,7 +173,8 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 	if in.TailLines != nil {
 		return tailLines(c, t, *in.TailLines, state)
 	}
-	size, err := c.store.OutputSize(t)
+	out := output.File{Task: t.ID, Path: t.OutputPath}
+	size, err := out.Size()
 	if err != nil {
 		return "", err
 	}
@@ -183,9 +185,9 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 	if in.Limit != nil {
 		limit = min(*in.Limit, maxTextBytes)
 	}
-	// ReadOutput takes a limit of 0 as "no limit"; here it means 0 bytes.
+	// Read takes a limit of 0 as "no limit"; here it means 0 bytes.
 	if limit > 0 {
-		if err := c.store.ReadOutput(t, &b, offset, limit); err != nil {
+		if err := out.Read(&b, offset, limit); err != nil {
 			return "", err
 		}
 	}
@@ -203,7 +205,7 @@ func (h *handlers) output(c *call, in outputArgs) (string, error) {
 // into the model's context.
 func tailLines(c *call, t *tasks.Task, n int, state string) (string, error) {
 	out := &tailBuffer{max: maxTextBytes}
-	if _, err := c.store.WriteOutputTail(t, out, n); err != nil {
+	if _, err := (output.File{Task: t.ID, Path: t.OutputPath}).WriteTail(out, n); err != nil {
 		return "", err
 	}
 	text := out.text(t.OutputPath)

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/taskid"
 )
 
 // fakeStore is a TaskStore over a fixed list of tasks, for table tests of
@@ -21,8 +24,6 @@ type fakeStore struct {
 	list     []*tasks.Task
 	warnings []string
 	err      error // returned by every method that can fail
-	tail     string
-	tailCut  bool
 	stops    []tasks.StopResult
 	waited   []*tasks.Task
 	waitErr  error
@@ -51,21 +52,12 @@ func (f *fakeStore) Get(_ context.Context, id string) (*tasks.Task, error) {
 			return t, nil
 		}
 	}
-	return nil, tasks.ErrNotFound
+	return nil, taskid.ErrNotFound
 }
 
 func (f *fakeStore) MarkSeen(t *tasks.Task) error {
 	f.seen = append(f.seen, t.ID)
 	return nil
-}
-
-func (f *fakeStore) OutputTail(t *tasks.Task, n int) (string, bool, error) {
-	return f.tail, f.tailCut, f.err
-}
-
-func (f *fakeStore) WriteOutputTail(t *tasks.Task, w io.Writer, n int) (int64, error) {
-	k, err := io.WriteString(w, f.tail)
-	return int64(k), err
 }
 
 func (f *fakeStore) StopMany(ctx context.Context, ids []string, opts tasks.StopOptions) []tasks.StopResult {
@@ -162,25 +154,34 @@ func TestRunStatus(t *testing.T) {
 	failed := fakeTask("b7e0d511", tasks.StatusFailed, intp(3), "make lint")
 	running := fakeTask("3f9a1c02", tasks.StatusRunning, nil, "npm run dev")
 	for _, c := range []struct {
-		name  string
-		store fakeStore
-		opts  StatusOptions
-		code  int
-		out   []string
-		seen  bool
+		name   string
+		store  fakeStore
+		output string // the task's output file
+		opts   StatusOptions
+		code   int
+		out    []string
+		seen   bool
 	}{
-		{name: "an ended task: its rows and last lines, and it is seen", store: fakeStore{list: []*tasks.Task{failed}, tail: "lint: 3 errors\n"},
+		{name: "an ended task: its rows and last lines, and it is seen", store: fakeStore{list: []*tasks.Task{failed}}, output: "lint: 3 errors\n",
 			opts: StatusOptions{ID: "b7e"}, seen: true,
 			out: []string{"id:       b7e0d511", "status:   failed: exited with code 3", "--- last 10 lines of output ---\nlint: 3 errors\n"}},
-		{name: "a running task: its output so far", store: fakeStore{list: []*tasks.Task{running}, tail: "listening on :3000"},
+		{name: "a running task: its output so far", store: fakeStore{list: []*tasks.Task{running}}, output: "listening on :3000",
 			opts: StatusOptions{ID: "3f9"}, seen: true, out: []string{"--- output so far ---\nlistening on :3000\n"}},
-		{name: "a long output says it was cut", store: fakeStore{list: []*tasks.Task{running}, tail: "x", tailCut: true},
+		{name: "a long output says it was cut", store: fakeStore{list: []*tasks.Task{running}}, output: strings.Repeat("x", 2001),
 			opts: StatusOptions{ID: "3f9"}, seen: true, out: []string{"--- last 2000 characters of output ---"}},
 		{name: "json", store: fakeStore{list: []*tasks.Task{failed}}, opts: StatusOptions{ID: "b7e", JSON: true}, seen: true,
 			out: []string{`"id": "b7e0d511"`}},
 		{name: "an unknown id", store: fakeStore{list: []*tasks.Task{failed}}, opts: StatusOptions{ID: "ffff"}, code: exitError},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			for i, task := range c.store.list {
+				task := *task
+				task.OutputPath = filepath.Join(t.TempDir(), task.ID+".log")
+				if err := os.WriteFile(task.OutputPath, []byte(c.output), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				c.store.list[i] = &task
+			}
 			deps, out, errOut := fakeDeps(&c.store)
 			err := runStatus(context.Background(), deps, &c.opts)
 			checkRun(t, err, c.code, out.String(), errOut.String(), c.out, nil)
@@ -207,7 +208,7 @@ func TestRunStop(t *testing.T) {
 			opts: StopOptions{IDs: []string{"3f9"}, Grace: &grace}, out: []string{"Stopped task 3f9a1c02: cancelled"}, call: "StopMany [3f9] 5s"},
 		{name: "already ended is not an error", store: fakeStore{stops: []tasks.StopResult{{Err: &tasks.NotRunningError{Task: ended}}}},
 			opts: StopOptions{IDs: []string{"b7e"}, Grace: &grace}, out: []string{"Task b7e0d511 already ended: failed: exited with code 3"}},
-		{name: "one failure of several: exit 1, the others still said", store: fakeStore{stops: []tasks.StopResult{{Task: cancelled}, {Err: tasks.ErrNotFound}}},
+		{name: "one failure of several: exit 1, the others still said", store: fakeStore{stops: []tasks.StopResult{{Task: cancelled}, {Err: taskid.ErrNotFound}}},
 			opts: StopOptions{IDs: []string{"3f9", "ffff"}, Grace: &grace}, code: exitError,
 			out: []string{"Stopped task 3f9a1c02"}, err: []string{"qtask: "}},
 		{name: "--all with nothing running", opts: StopOptions{All: true, Grace: &grace}, out: []string{"No running tasks."}, call: "StopAll 5s"},
@@ -268,7 +269,7 @@ func TestRunPromote(t *testing.T) {
 			out: []string{"Task 3f9a1c02 already finished, exit 0; nothing to promote."}},
 		{name: "already in the background", store: fakeStore{promoted: &tasks.PromoteResult{Task: running, AlreadyBackground: true}},
 			out: []string{"Task 3f9a1c02 is already in the background"}},
-		{name: "an unknown id", store: fakeStore{err: tasks.ErrNotFound}, code: exitError},
+		{name: "an unknown id", store: fakeStore{err: taskid.ErrNotFound}, code: exitError},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			deps, out, errOut := fakeDeps(&c.store)

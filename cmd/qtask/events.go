@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/monitor"
 )
 
 // EventsOptions are the parsed flags and argument of `qtask events`.
@@ -64,7 +64,7 @@ func runEvents(ctx context.Context, deps *Deps, opts *EventsOptions) error {
 	}
 	out := deps.IO.Out
 	printed := false
-	err = store.Events(ctx, opts.ID, opts.Follow, func(ev tasks.MonitorEvent) error {
+	err = store.Events(ctx, opts.ID, opts.Follow, func(ev monitor.Event) error {
 		printed = true
 		line := ev.Line
 		if ev.Note != "" {

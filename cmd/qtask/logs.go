@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // LogsOptions are the parsed flags and argument of `qtask logs`.
@@ -77,18 +79,19 @@ func runLogs(ctx context.Context, deps *Deps, opts *LogsOptions) error {
 		return store.WriteRawOutput(t, out)
 	}
 	offset := opts.Offset
+	file := output.File{Task: t.ID, Path: t.OutputPath}
 	switch {
 	case opts.Tail >= 0 && !opts.Follow:
-		_, err := store.WriteOutputTail(t, out, opts.Tail)
+		_, err := file.WriteTail(out, opts.Tail)
 		return err
 	case opts.Tail >= 0:
-		n, err := store.WriteSettledTail(t, out, opts.Tail)
+		n, err := file.WriteSettledTail(out, opts.Tail)
 		if err != nil {
 			return err
 		}
 		offset = n
 	case !opts.Follow:
-		return store.ReadOutput(t, out, opts.Offset, opts.Limit)
+		return file.Read(out, opts.Offset, opts.Limit)
 	}
 	err = store.Follow(ctx, t, out, offset, terminalWidth(out))
 	if errors.Is(err, context.Canceled) {

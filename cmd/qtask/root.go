@@ -85,8 +85,6 @@ type TaskStore interface {
 	List(ctx context.Context, f tasks.Filter) ([]*tasks.Task, []string, error)
 	Get(ctx context.Context, idOrPrefix string) (*tasks.Task, error)
 	MarkSeen(*tasks.Task) error
-	OutputTail(t *tasks.Task, n int) (string, bool, error)
-	WriteOutputTail(t *tasks.Task, w io.Writer, n int) (int64, error)
 	StopMany(ctx context.Context, ids []string, opts tasks.StopOptions) []tasks.StopResult
 	StopAll(ctx context.Context, opts tasks.StopOptions) ([]tasks.StopResult, error)
 	Wait(ctx context.Context, ids []string) ([]*tasks.Task, error)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/output"
 )
 
 // statusTailBytes is how much recent output `status` shows for a running task.
@@ -59,9 +60,9 @@ func runStatus(ctx context.Context, deps *Deps, opts *StatusOptions) error {
 	}
 	writeStatusRows(out, t)
 	if !t.Running() {
-		return writeEndLines(out, store, t)
+		return writeEndLines(out, t)
 	}
-	return writeOutputSoFar(out, store, t)
+	return writeOutputSoFar(out, t)
 }
 
 // writeStatusRows writes the task's fields, one "name: value" row each;
@@ -96,9 +97,9 @@ func writeStatusRows(out io.Writer, t *tasks.Task) {
 
 // writeEndLines writes an ended task's last lines of output: why it failed
 // is usually there. Nothing for a task that printed nothing.
-func writeEndLines(out io.Writer, store TaskStore, t *tasks.Task) error {
+func writeEndLines(out io.Writer, t *tasks.Task) error {
 	var tail strings.Builder
-	if _, err := store.WriteOutputTail(t, &tail, statusEndLines); err != nil {
+	if _, err := (output.File{Task: t.ID, Path: t.OutputPath}).WriteTail(&tail, statusEndLines); err != nil {
 		return err
 	}
 	if tail.Len() == 0 {
@@ -113,8 +114,8 @@ func writeEndLines(out io.Writer, store TaskStore, t *tasks.Task) error {
 
 // writeOutputSoFar writes the end of a running task's output, a bounded
 // number of characters, and says whether that is all of it.
-func writeOutputSoFar(out io.Writer, store TaskStore, t *tasks.Task) error {
-	tail, cut, err := store.OutputTail(t, statusTailBytes)
+func writeOutputSoFar(out io.Writer, t *tasks.Task) error {
+	tail, cut, err := (output.File{Task: t.ID, Path: t.OutputPath}).Tail(statusTailBytes)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
-// Package monitor holds the pure rules of a monitor, a task whose output
-// lines become event notifications: the limits, the token bucket that
-// throttles events, and the cutting of output into event lines. The
-// tasks package applies them to a running task; nothing here touches a
-// file or a process, so every rule is tested with an injected clock.
+// Package monitor holds the rules of a monitor, a task whose output lines
+// become event notifications: the limits, the token bucket that throttles
+// events, and the cutting of output into event lines; and its events log,
+// the file beside its output where each event is kept for people (`qtask
+// events`), written and read here (eventlog.go). The tasks package applies
+// the rules to a running task and finds the monitors whose logs to read;
+// nothing here touches a process or the task store, so every rule is
+// tested with an injected clock, and the log with a temporary directory.
 package monitor
 
 import (

@@ -3,7 +3,9 @@
 // event), claimed by one reader at a time and removed only once delivered;
 // the doorbells that wake readers waiting on a scope; and the notes an
 // agent's hooks leave about it (idle or busy, in which tmux pane) for the
-// wake that types into an idle agent's pane.
+// wake that types into an idle agent's pane, and (for an agent that tells
+// its commands no session) which process is the agent, so that a command
+// it runs finds its session by walking up the process tree.
 //
 // It does not know what a task is: an entry holds an id, a scope, a settle
 // order and, for a monitor's event, the event; what a notification says is
@@ -12,7 +14,8 @@
 // calls it under the state lock, so that an end's entry is on disk before
 // the record that ends the task is renamed into place, in one locked step
 // (see Queue.Push), and readers claim under that lock too. It runs no
-// tmux: the wake itself is the store's.
+// tmux itself: the wake's look at an agent's pane goes through a
+// CursorReader the store passes (wake.go), and the store types the line.
 package notify
 
 import (
@@ -57,13 +60,19 @@ type Queue struct {
 }
 
 // Processes is how the queue tells a reader that holds a claim from one
-// that died: a claim is named by its reader's pid and start time.
+// that died: a claim is named by its reader's pid and start time; and how
+// it walks up the process tree to the agent process a hook or a command
+// runs under (agentproc.go).
 type Processes interface {
 	// Start is pid's start time, 0 when it cannot be read.
 	Start(pid int) uint64
 	// Same reports whether pid still is the live process that started
 	// at start.
 	Same(pid int, start uint64) bool
+	// Parent is pid's parent and pid's own start time.
+	Parent(pid int) (ppid int, start uint64, err error)
+	// Environ is pid's environment, its entries NUL-separated.
+	Environ(pid int) ([]byte, error)
 }
 
 // New is the queue kept under the state directory dir. isID tells a task

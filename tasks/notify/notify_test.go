@@ -20,6 +20,10 @@ func (p fakeProcs) Same(pid int, start uint64) bool {
 	return ok && got == start
 }
 
+// Parent and Environ: a table without a tree (see fakeTree).
+func (p fakeProcs) Parent(pid int) (int, uint64, error) { return 0, 0, os.ErrNotExist }
+func (p fakeProcs) Environ(pid int) ([]byte, error)     { return nil, os.ErrNotExist }
+
 // isID accepts what tasks calls an id: eight lowercase hex digits.
 func isID(s string) bool {
 	if len(s) != 8 {

@@ -1,4 +1,4 @@
-package tasks
+package taskid
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestMatchPrefix(t *testing.T) {
+func TestMatch(t *testing.T) {
 	ids := []string{"abc12345", "abd00000", "abc19999", "ffffffff", "0a0a0a0a", "abc1"}
 	cases := []struct {
 		name       string
@@ -43,7 +43,7 @@ func TestMatchPrefix(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := matchPrefix(c.prefix, c.ids)
+			got, err := Match(c.prefix, c.ids)
 			if c.wantErr == nil {
 				if err != nil || got != c.want {
 					t.Fatalf("qtask resolving %q among %q: got (%q, %v), want %q", c.prefix, c.ids, got, err, c.want)
@@ -84,14 +84,14 @@ func TestMatchPrefix(t *testing.T) {
 	}
 }
 
-func TestMatchPrefixDoesNotReorderCallersSlice(t *testing.T) {
+func TestMatchDoesNotReorderCallersSlice(t *testing.T) {
 	ids := []string{"abc3", "abc1", "abc2"}
 	before := slices.Clone(ids)
-	if _, err := matchPrefix("abc", ids); !errors.Is(err, ErrAmbiguous) {
-		t.Fatalf("matchPrefix: %v, want ambiguous", err)
+	if _, err := Match("abc", ids); !errors.Is(err, ErrAmbiguous) {
+		t.Fatalf("Match: %v, want ambiguous", err)
 	}
 	if !slices.Equal(ids, before) {
-		t.Errorf("matchPrefix reordered the caller's ids: %q, was %q", ids, before)
+		t.Errorf("Match reordered the caller's ids: %q, was %q", ids, before)
 	}
 }
 
@@ -116,31 +116,31 @@ func TestValidIDPrefix(t *testing.T) {
 		{"-1", false},
 	}
 	for _, c := range cases {
-		if got := validIDPrefix(c.in); got != c.want {
-			t.Errorf("validIDPrefix(%q) = %v, want %v", c.in, got, c.want)
+		if got := ValidPrefix(c.in); got != c.want {
+			t.Errorf("ValidPrefix(%q) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }
 
-func TestNewIDFormat(t *testing.T) {
+func TestNewFormat(t *testing.T) {
 	hex8 := regexp.MustCompile(`^[0-9a-f]{8}$`)
-	first, err := newID()
+	first, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	distinct := false
 	for range 20 {
-		id, err := newID()
+		id, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !hex8.MatchString(id) {
 			t.Fatalf("new task id %q is not 8 lowercase hex digits", id)
 		}
-		if !validIDPrefix(id) {
-			t.Fatalf("new task id %q cannot be typed back: validIDPrefix rejects it", id)
+		if !ValidPrefix(id) {
+			t.Fatalf("new task id %q cannot be typed back: ValidPrefix rejects it", id)
 		}
-		if got, err := matchPrefix(id, []string{id}); err != nil || got != id {
+		if got, err := Match(id, []string{id}); err != nil || got != id {
 			t.Fatalf("new task id %q does not resolve to itself: (%q, %v)", id, got, err)
 		}
 		distinct = distinct || id != first
@@ -150,7 +150,7 @@ func TestNewIDFormat(t *testing.T) {
 	}
 }
 
-func FuzzMatchPrefix(f *testing.F) {
+func FuzzMatch(f *testing.F) {
 	for _, s := range [][2]string{
 		{"abc", "abc12345,abc19999,abd00000"},
 		{"abc1", "abc1,abc12345"},
@@ -167,7 +167,7 @@ func FuzzMatchPrefix(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, prefix, joined string) {
 		ids := strings.Split(joined, ",")
-		got, err := matchPrefix(prefix, ids)
+		got, err := Match(prefix, ids)
 		var hits []string
 		for _, id := range ids {
 			if strings.HasPrefix(id, prefix) {
@@ -177,36 +177,36 @@ func FuzzMatchPrefix(f *testing.F) {
 		switch {
 		case err == nil:
 			if !slices.Contains(ids, got) {
-				t.Fatalf("matchPrefix(%q, %q) = %q, which is not one of the ids", prefix, ids, got)
+				t.Fatalf("Match(%q, %q) = %q, which is not one of the ids", prefix, ids, got)
 			}
 			if !strings.HasPrefix(got, prefix) {
-				t.Fatalf("matchPrefix(%q, %q) = %q, which does not start with the prefix", prefix, ids, got)
+				t.Fatalf("Match(%q, %q) = %q, which does not start with the prefix", prefix, ids, got)
 			}
-			if !validIDPrefix(prefix) {
-				t.Fatalf("matchPrefix accepted invalid prefix %q", prefix)
+			if !ValidPrefix(prefix) {
+				t.Fatalf("Match accepted invalid prefix %q", prefix)
 			}
 			if len(hits) > 1 && got != prefix {
-				t.Fatalf("matchPrefix(%q, %q) = %q although %d ids match and none exactly", prefix, ids, got, len(hits))
+				t.Fatalf("Match(%q, %q) = %q although %d ids match and none exactly", prefix, ids, got, len(hits))
 			}
 		case errors.Is(err, ErrAmbiguous):
 			var amb *AmbiguousError
 			if !errors.As(err, &amb) || len(amb.Candidates) < 2 || !slices.IsSorted(amb.Candidates) {
-				t.Fatalf("matchPrefix(%q, %q): bad ambiguous error %#v", prefix, ids, err)
+				t.Fatalf("Match(%q, %q): bad ambiguous error %#v", prefix, ids, err)
 			}
 			for _, c := range amb.Candidates {
 				if !strings.HasPrefix(c, prefix) || c == prefix {
-					t.Fatalf("matchPrefix(%q, %q): candidate %q should not be listed", prefix, ids, c)
+					t.Fatalf("Match(%q, %q): candidate %q should not be listed", prefix, ids, c)
 				}
 			}
 		case errors.Is(err, ErrNotFound):
-			if validIDPrefix(prefix) && len(hits) > 0 {
-				t.Fatalf("matchPrefix(%q, %q) said not found, but %q match", prefix, ids, hits)
+			if ValidPrefix(prefix) && len(hits) > 0 {
+				t.Fatalf("Match(%q, %q) said not found, but %q match", prefix, ids, hits)
 			}
 		default:
-			t.Fatalf("matchPrefix(%q, %q): unexpected error %v", prefix, ids, err)
+			t.Fatalf("Match(%q, %q): unexpected error %v", prefix, ids, err)
 		}
 		if err != nil && got != "" {
-			t.Fatalf("matchPrefix(%q, %q) returned both %q and error %v", prefix, ids, got, err)
+			t.Fatalf("Match(%q, %q) returned both %q and error %v", prefix, ids, got, err)
 		}
 	})
 }
@@ -214,9 +214,9 @@ func FuzzMatchPrefix(f *testing.F) {
 // An all-digit id reads as a number to anything that guesses JSON types;
 // without the rule about one id in 43 is all digits, so 3,000 ids would
 // hold dozens.
-func TestNewIDIsNeverAllDigits(t *testing.T) {
+func TestNewIsNeverAllDigits(t *testing.T) {
 	for range 3000 {
-		id, err := newID()
+		id, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}

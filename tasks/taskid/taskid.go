@@ -1,4 +1,12 @@
-package tasks
+// Package taskid is a task's id: minting a new one, telling an id (or a
+// prefix a person typed) from text that is none, and picking the one id a
+// prefix names, with the errors a caller reports when none or several do.
+//
+// It is its own package because everything that takes an id from a person
+// or an agent (the store, the commands, the MCP server) needs these rules
+// and their errors, and none of it needs the store: an id is checked here
+// before it ever becomes part of a path.
+package taskid
 
 import (
 	"crypto/rand"
@@ -9,9 +17,9 @@ import (
 	"strings"
 )
 
-// idLen is the length of a task id in hex digits: 32 bits, short enough to
+// Len is the length of a task id in hex digits: 32 bits, short enough to
 // type, and uniqueness is enforced on creation (O_EXCL), not hoped for.
-const idLen = 8
+const Len = 8
 
 // ErrNotFound means no task matches an id or prefix.
 var ErrNotFound = errors.New("no such task")
@@ -25,7 +33,7 @@ type NotFoundError struct{ ID string }
 // Error calls what was typed an id when it could be one (hex, at most an
 // id long), else an id or name: `no task with id or name "web"`.
 func (e *NotFoundError) Error() string {
-	if validIDPrefix(e.ID) {
+	if ValidPrefix(e.ID) {
 		return fmt.Sprintf("no task with id %q", e.ID)
 	}
 	return fmt.Sprintf("no task with id or name %q", e.ID)
@@ -55,12 +63,12 @@ func (e *AmbiguousError) Error() string {
 // Is makes errors.Is(err, ErrAmbiguous) work.
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// newID returns a random id with at least one letter in it. One random id
+// New returns a random id with at least one letter in it. One random id
 // in 43 would be all digits, and tools that guess JSON types from text (an
 // MCP client's command-line arguments, a model writing a tool call) turn
 // such an id into a number, which a task_id argument then refuses.
-func newID() (string, error) {
-	var b [idLen / 2]byte
+func New() (string, error) {
+	var b [Len / 2]byte
 	for {
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", fmt.Errorf("generate task id: %w", err)
@@ -71,23 +79,13 @@ func newID() (string, error) {
 	}
 }
 
-// CheckID refuses an empty task id ("" typed as an argument, `qtask
-// status ""`): a mistake in the call, not a task that is missing, so it is
-// an *ArgumentError (exit 2), not a NotFoundError (exit 1).
-func CheckID(id string) error {
-	if id == "" {
-		return &ArgumentError{Msg: "task id is empty: give a task id or a unique prefix of one"}
-	}
-	return nil
-}
+// Valid reports whether s is a whole task id.
+func Valid(s string) bool { return len(s) == Len && ValidPrefix(s) }
 
-// isTaskID reports whether s is a whole task id.
-func isTaskID(s string) bool { return len(s) == idLen && validIDPrefix(s) }
-
-// validIDPrefix keeps user input from ever becoming a path: only lowercase
+// ValidPrefix keeps user input from ever becoming a path: only lowercase
 // hex, at most a full id long.
-func validIDPrefix(s string) bool {
-	if s == "" || len(s) > idLen {
+func ValidPrefix(s string) bool {
+	if s == "" || len(s) > Len {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -99,9 +97,9 @@ func validIDPrefix(s string) bool {
 	return true
 }
 
-// matchPrefix picks the one id among ids that prefix names.
-func matchPrefix(prefix string, ids []string) (string, error) {
-	if !validIDPrefix(prefix) {
+// Match picks the one id among ids that prefix names.
+func Match(prefix string, ids []string) (string, error) {
+	if !ValidPrefix(prefix) {
 		return "", &NotFoundError{ID: prefix}
 	}
 	var hits []string

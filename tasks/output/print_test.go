@@ -1,4 +1,4 @@
-package tasks
+package output
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/qtask/qtask/tasks/output"
 )
 
 var printCases = []struct {
@@ -27,28 +25,28 @@ var printCases = []struct {
 func TestPrintText(t *testing.T) {
 	for _, c := range printCases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := output.PrintText(c.in); got != c.want {
-				t.Errorf("output.PrintText(%q) = %q, want %q", c.in, got, c.want)
+			if got := PrintText(c.in); got != c.want {
+				t.Errorf("PrintText(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}
 }
 
-// outputFile is a task whose output file holds data.
-func outputFile(t testing.TB, data []byte) *Task {
+// outputFile is a task's output file holding data.
+func outputFile(t testing.TB, data []byte) File {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.log")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &Task{OutputPath: path}
+	return File{Task: "0000000a", Path: path}
 }
 
 // readRange is `qtask logs --offset --limit` on the task's output.
-func readRange(t testing.TB, task *Task, offset, limit int64) string {
+func readRange(t testing.TB, task File, offset, limit int64) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := (&Store{}).ReadOutput(task, &out, offset, limit); err != nil {
+	if err := task.Read(&out, offset, limit); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -110,13 +108,13 @@ func TestReadOutputLimitCutsRunesAsWritten(t *testing.T) {
 
 func TestOutputTailIsPrintable(t *testing.T) {
 	task := outputFile(t, []byte("one\n\x1b]0;x\x07two\u009b31m\n"))
-	tail, _, err := (&Store{}).OutputTail(task, 100)
+	tail, _, err := task.Tail(100)
 	if err != nil || tail != "one\n]0;xtwo31m\n" {
-		t.Errorf("OutputTail = %q, %v; want the text without controls", tail, err)
+		t.Errorf("Tail = %q, %v; want the text without controls", tail, err)
 	}
 	var out strings.Builder
-	if _, err := (&Store{}).WriteOutputTail(task, &out, 1); err != nil || out.String() != "]0;xtwo31m\n" {
-		t.Errorf("WriteOutputTail = %q, %v; want the last line without controls", out.String(), err)
+	if _, err := task.WriteTail(&out, 1); err != nil || out.String() != "]0;xtwo31m\n" {
+		t.Errorf("WriteTail = %q, %v; want the last line without controls", out.String(), err)
 	}
 }
 
@@ -134,7 +132,7 @@ func FuzzPrintFilter(f *testing.F) {
 		}
 		// Written in pieces (as a follow sees a growing file), the same.
 		var out bytes.Buffer
-		pf := output.NewPrintFilter(&out, 0, -1)
+		pf := NewPrintFilter(&out, 0, -1)
 		pf.Write(data[:k])
 		pf.Write(data[k:])
 		if out.String() != whole {
