@@ -262,7 +262,7 @@ func (e *events) line(text string) {
 // emit counts one event and queues it, in one locked step; the event that
 // reaches the max events ends the monitor.
 func (e *events) emit(line string) {
-	var last, full bool
+	var last, full, counted bool
 	var count int
 	// The wrapper's own write: it waits for the lock as long as it takes.
 	_, err := e.s.update(context.Background(), e.r.ID, func(r *record) error {
@@ -276,14 +276,14 @@ func (e *events) emit(line string) {
 		r.Events++
 		r.EventsDropped += e.dropped
 		e.seq = max(time.Now().UnixNano(), e.seq+1)
-		last, count = r.Events >= e.spec.MaxEvents, r.Events
+		last, count, counted = r.Events >= e.spec.MaxEvents, r.Events, true
 		return e.s.queueEvent(r, Event{Count: r.Events, Line: line}, e.seq)
 	})
 	if full {
 		e.dropped++ // nobody has read the ones waiting: this one would pile up
 		return
 	}
-	if err == nil {
+	if err == nil && counted {
 		e.dropped, e.droppedAt = 0, time.Now()
 		e.log.Add(time.Unix(0, e.seq), count, line)
 		tellEvent(e.r, line)

@@ -147,3 +147,20 @@ func TestMonitorUnreadEventsAreBounded(t *testing.T) {
 		t.Errorf("the monitor counts %d events and %d dropped, want %d and 5", st.Events, st.EventsDropped, monitor.MaxUnread+1)
 	}
 }
+
+// A line that comes after the monitor has ended (stopped, say, while its
+// command still prints) is no event: nothing in its events log.
+func TestMonitorLineAfterItsEndIsNoEvent(t *testing.T) {
+	s := newTestStore(t)
+	r := saveMonitor(t, s, "abcd0001", "A")
+	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
+	e.log = monitor.CreateLog(r.OutputPath, r.OutputMaxBytes)
+	settleOrFail(t, s, "abcd0001", 0)
+	e.line("late")
+	e.log.Close()
+	var seen []monitor.Event
+	s.Events(context.Background(), "abcd0001", false, func(ev monitor.Event) error { seen = append(seen, ev); return nil })
+	if len(seen) != 0 {
+		t.Fatalf("the events log of an ended monitor holds %+v, want nothing", seen)
+	}
+}
