@@ -4,12 +4,10 @@ import (
 	"context"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/qtask/qtask/tasks/monitor"
-	"github.com/qtask/qtask/tasks/output"
 )
 
 // saveMonitor stores a running monitor of scope.
@@ -27,21 +25,37 @@ func saveMonitor(t *testing.T, s *Store, id, scope string) *record {
 	return r
 }
 
-// The rules of events, line by line with a stopped clock: blank and
-// unmatched lines are nothing, a line past the burst is dropped and
-// counted, the event reaching the max ends the monitor in the same
-// breath, and nothing is counted after that end.
+// runEvents makes monitor r's events of output, as its wrapper would, its
+// bucket on clock, and returns once they are all counted.
+func runEvents(t *testing.T, s *Store, r *record, spec *monitor.Spec, output string, clock func() time.Time) {
+	t.Helper()
+	if err := os.WriteFile(r.OutputPath, []byte(output), fileMode); err != nil {
+		t.Fatal(err)
+	}
+	e := monitor.NewEvents(&monitorTask{s: s, r: r}, spec, r.OutputPath, monitor.CreateLog(r.OutputPath, r.OutputMaxBytes), clock)
+	go e.Run(nil)
+	e.Finish()
+}
+
+// Events reach the store as the rules make them (monitor's tests): each
+// counted and queued in one step, its notification reading as the monitor
+// at that event, running; the one reaching the max ends the monitor with
+// the lines dropped; nothing after that end; each is consumed once.
 func TestMonitorEventsUpToTheEnd(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
-	now := time.Unix(1000, 0)
-	e := s.newEvents(r, &monitorSpec{Match: "^e", MaxEvents: 6, IdleTimeout: time.Hour}, 0, func() time.Time { return now })
-	for _, line := range []string{"e1", "", "  ", "x", "e2", "e3", "e4", "e5", "e6 dropped", "e7 dropped"} {
-		e.line(line)
+	// The bucket's clock stands still until "e8", its ninth read (one at
+	// the start, one for each line past the blank and unmatched ones):
+	// then a token has come back.
+	start, reads := time.Unix(1000, 0), 0
+	clock := func() time.Time {
+		if reads++; reads >= 9 {
+			return start.Add(time.Second)
+		}
+		return start
 	}
-	now = now.Add(time.Second)
-	e.line("e8") // a token came back: the sixth and last event
-	e.line("e9 after the end")
+	runEvents(t, s, r, &monitor.Spec{Match: "^e", MaxEvents: 6, IdleTimeout: time.Hour},
+		"e1\n\n  \nx\ne2\ne3\ne4\ne5\ne6 dropped\ne7 dropped\ne8\ne9 after the end\n", clock)
 
 	list, err := deliver(s, []string{"A"}, NotifyOptions{TailBytes: 1024})
 	if err != nil {
@@ -74,10 +88,7 @@ func TestMonitorEventsUpToTheEnd(t *testing.T) {
 func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
-	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
-	e.log = monitor.CreateLog(r.OutputPath, r.OutputMaxBytes)
-	e.line("one")
-	e.log.Close()
+	runEvents(t, s, r, &monitor.Spec{MaxEvents: 10, IdleTimeout: time.Hour}, "one\n", time.Now)
 	settleOrFail(t, s, "abcd0001", 0)
 	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0001-1.json", "abcd0001.json")
 	var seen []monitor.Event
@@ -94,70 +105,13 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	}
 }
 
-// A long line reaches its event cut at monitor.LineMax characters with
-// the truncation mark; a line longer than output.MaxLineBytes is taken in pieces
-// of that size (lineWriter), so the monitor never holds more of it.
-func TestMonitorLongLines(t *testing.T) {
-	s := newTestStore(t)
-	r := saveMonitor(t, s, "abcd0001", "A")
-	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
-	long := strings.Repeat("é", 2040) + "\n" // 4,080 bytes: one line
-	endless := strings.Repeat("x", output.MaxLineBytes+10)
-	e.lines.Write([]byte(long + endless))
-	e.lines.Flush()
-	list, err := deliver(s, []string{"A"}, NotifyOptions{})
-	if err != nil || len(list) != 3 {
-		t.Fatalf("got %d notifications (%v), want 3 events", len(list), err)
-	}
-	want := []string{
-		strings.Repeat("é", monitor.LineMax) + monitor.TruncatedMark,
-		strings.Repeat("x", monitor.LineMax) + monitor.TruncatedMark,
-		strings.Repeat("x", 10),
-	}
-	for i, n := range list {
-		if n.Event.Line != want[i] {
-			t.Errorf("event %d: %d bytes %.30q…, want %d bytes %.30q…", i+1, len(n.Event.Line), n.Event.Line, len(want[i]), want[i])
-		}
-	}
-}
-
-// At most monitor.MaxUnread events of a monitor wait unread: a line that
-// the bucket lets through while they do is dropped and counted, and once
-// a reader has taken them, lines are events again.
-func TestMonitorUnreadEventsAreBounded(t *testing.T) {
-	s := newTestStore(t)
-	r := saveMonitor(t, s, "abcd0001", "A")
-	now := time.Unix(1000, 0)
-	e := s.newEvents(r, &monitorSpec{MaxEvents: 1000, IdleTimeout: time.Hour}, 0, func() time.Time { return now })
-	for i := range monitor.MaxUnread + 5 {
-		now = now.Add(time.Second) // the bucket always has a token
-		e.line("line " + strings.Repeat("x", i))
-	}
-	if got := consume(t, s, "A"); len(got) != monitor.MaxUnread {
-		t.Fatalf("%d events waited unread, want %d", len(got), monitor.MaxUnread)
-	}
-	now = now.Add(time.Second)
-	e.line("after the read")
-	got := consume(t, s, "A")
-	if len(got) != 1 {
-		t.Fatalf("after a read, one more line gave %d notifications, want its event", len(got))
-	}
-	e.countDropped(true)
-	if st, _ := s.load("abcd0001"); st.Events != monitor.MaxUnread+1 || st.EventsDropped != 5 {
-		t.Errorf("the monitor counts %d events and %d dropped, want %d and 5", st.Events, st.EventsDropped, monitor.MaxUnread+1)
-	}
-}
-
 // A line that comes after the monitor has ended (stopped, say, while its
 // command still prints) is no event: nothing in its events log.
 func TestMonitorLineAfterItsEndIsNoEvent(t *testing.T) {
 	s := newTestStore(t)
 	r := saveMonitor(t, s, "abcd0001", "A")
-	e := s.newEvents(r, &monitorSpec{MaxEvents: 10, IdleTimeout: time.Hour}, 0, time.Now)
-	e.log = monitor.CreateLog(r.OutputPath, r.OutputMaxBytes)
 	settleOrFail(t, s, "abcd0001", 0)
-	e.line("late")
-	e.log.Close()
+	runEvents(t, s, r, &monitor.Spec{MaxEvents: 10, IdleTimeout: time.Hour}, "late\n", time.Now)
 	var seen []monitor.Event
 	s.Events(context.Background(), "abcd0001", false, func(ev monitor.Event) error { seen = append(seen, ev); return nil })
 	if len(seen) != 0 {

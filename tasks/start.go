@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/qtask/qtask/tasks/monitor"
 	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tasks/taskid"
@@ -99,7 +100,7 @@ type spec struct {
 	Cwd       string        `json:"cwd"`
 	Env       []string      `json:"env"`
 	StopGrace time.Duration `json:"stop_grace"`
-	Monitor   *monitorSpec  `json:"monitor,omitempty"`
+	Monitor   *monitor.Spec `json:"monitor,omitempty"`
 	Display   string        `json:"display,omitempty"`
 }
 
@@ -118,7 +119,7 @@ func (e *InputError) Error() string { return e.Msg }
 // spec, no empty output file, no record, no window.
 func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err error) {
 	kind := KindShell
-	var mon *monitorSpec
+	var mon *monitor.Spec
 	if opts.Monitor != nil {
 		// Until its record is saved, no other monitor start counts the
 		// scope's monitors: the limit holds for starts at the same time.
@@ -188,7 +189,7 @@ func (s *Store) Start(ctx context.Context, opts StartOptions) (t *Task, err erro
 // and output only once the record exists). It returns the window and the
 // record's prepared write; on failure, nothing of it is left but the
 // claimed id's files, which Start removes.
-func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitorSpec, also func()) (openedWindow, *statefs.PendingWrite, error) {
+func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell string, mon *monitor.Spec, also func()) (openedWindow, *statefs.PendingWrite, error) {
 	var claimErr, specErr, saveErr error
 	var saving *statefs.PendingWrite
 	files := sync.OnceFunc(func() {
@@ -224,7 +225,7 @@ func (s *Store) launch(ctx context.Context, r *record, opts StartOptions, shell 
 // writeSpec writes what the wrapper of task id runs: the command (or the
 // agent's script around it), the shell, and the caller's directory and
 // environment.
-func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monitorSpec) error {
+func (s *Store) writeSpec(id string, opts StartOptions, shell string, mon *monitor.Spec) error {
 	run := opts.Command
 	if opts.Script != "" {
 		run = opts.Script

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/monitor"
 	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/statefs"
@@ -247,12 +248,12 @@ func (s *Store) noteExit(ctx context.Context, id string, o outcome) (*record, er
 // settles the task. The order is the point: whoever sees the task end can
 // read its last line, and has had its last event.
 // Writing the last output and the settle share one settleRetryMax.
-func (s *Store) finishExec(r *record, c *capture.Pane, ev *events, opts ExecOptions, paneClosed bool, o outcome) *record {
+func (s *Store) finishExec(r *record, c *capture.Pane, ev *monitor.Events, opts ExecOptions, paneClosed bool, o outcome) *record {
 	until := time.Now().Add(settleRetryMax)
 	o.outputLoss = c.Finish(paneClosed, until, procs.AnnounceSettling)
-	ev.finish()
+	ev.Finish()
 	if o.status == StatusCompleted && o.reason == "" {
-		o.reason = ev.sourceEnd()
+		o.reason = s.sourceEnd(ev.Source())
 	}
 	if r.KeepFailedPane && o.status == StatusFailed && !paneClosed {
 		o.paneKept = keepPane(opts)

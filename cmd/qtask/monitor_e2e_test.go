@@ -147,7 +147,7 @@ func TestMonitorThrottlesABurst(t *testing.T) {
 	eventually(t, "the monitor to count the drops", func() bool { return h.status(m.ID).EventsDropped > 0 })
 	// What a person reads: the count stops while lines go on, so ls says
 	// how many were dropped. (The rule that also drops lines while
-	// monitor.MaxUnread events wait unread is TestMonitorUnreadEventsAreBounded's,
+	// monitor.MaxUnread events wait unread is TestEventsUnreadAreBounded's,
 	// on an injected clock: end to end it took 13 s of real time.)
 	if ls := h.mustQtask("ls"); !regexp.MustCompile(`running \(\d+ events, \d+ dropped\)`).MatchString(ls) {
 		t.Errorf("qtask ls does not say how many lines the running monitor dropped:\n%s", ls)

@@ -75,8 +75,8 @@ func (l *Log) Close() {
 	}
 }
 
-// Event is one event a monitor recorded in its log, as `qtask events`
-// shows it. A line of the log that is not an event (the cap's note that
+// Event is one event of a monitor: as Events queues it (Time, Count,
+// Line), and as its log keeps it and `qtask events` shows it. A line of the log that is not an event (the cap's note that
 // older events were dropped) comes as Note, at the time of the event
 // before it.
 type Event struct {

@@ -1,11 +1,15 @@
-// Package monitor holds the rules of a monitor, a task whose output lines
-// become event notifications: the limits, the token bucket that throttles
-// events, and the cutting of output into event lines; and its events log,
-// the file beside its output where each event is kept for people (`qtask
-// events`), written and read here (eventlog.go). The tasks package applies
-// the rules to a running task and finds the monitors whose logs to read;
-// nothing here touches a process or the task store, so every rule is
-// tested with an injected clock, and the log with a temporary directory.
+// Package monitor is a monitor, a task whose output lines become event
+// notifications, apart from the task store: its rules (the limits, the
+// token bucket that throttles events, the cutting of output into event
+// lines); the making of its events in its wrapper (events.go), which
+// applies the rules to each line as it lands in the output file and counts
+// in the store through Store, an interface the tasks package implements on
+// the monitor's record; and its events log, the file beside its output
+// where each event is kept for people (`qtask events`), written and read
+// here (eventlog.go). Nothing here touches a process or knows the task
+// store's records, so the rules and the making of events are tested with
+// an injected clock and a fake Store, and the log with a temporary
+// directory.
 package monitor
 
 import (
