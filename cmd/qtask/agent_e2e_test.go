@@ -92,8 +92,11 @@ func TestAgentInboxRacingReaders(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each reader waits again until all n are read: the wait is
+			// short, as the readers still waiting when the last one is
+			// read wait it out.
 			for total() < n && time.Now().Before(deadline) {
-				ids, _ := h.inboxIDs("A", "--wait", "2s")
+				ids, _ := h.inboxIDs("A", "--wait", "500ms")
 				mu.Lock()
 				for _, id := range ids {
 					seen[id]++

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qtask/qtask/internal/agenttest"
 	"github.com/qtask/qtask/internal/mockmodel"
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane checks `--wake tmux`'s
@@ -31,6 +32,7 @@ import (
 // is idle again, types nothing.
 func TestWakeTmuxTypesOnlyIntoAnIdleAgentsFreePane(t *testing.T) {
 	t.Parallel()
+	testenv.SkipShort(t, "a wake that finds the pane in copy mode, or a half-typed prompt, keeps looking for 2 s before it gives up; twice here")
 	h := newHarness(t)
 	scope := []string{"QTASK_SCOPE=wake-test"}
 	pane, hook, screen := h.wakeablePane(scope)

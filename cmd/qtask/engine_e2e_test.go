@@ -378,20 +378,30 @@ func TestParallelStarts(t *testing.T) {
 		t.Fatalf("parallel run failed: %s", e)
 	}
 	seen := map[string]bool{}
-	for i, id := range ids {
+	for _, id := range ids {
 		if seen[id] {
 			t.Fatalf("duplicate id %s", id)
 		}
 		seen[id] = true
-		task := h.wait(id)
-		if task.Status != tasks.StatusCompleted || h.output(id) != fmt.Sprintf("task-%d\n", i) {
-			t.Errorf("task %d (%s): status %s, output %q", i, id, task.Status, h.output(id))
-		}
+	}
+	// One wait for all of them, and their states from one ls: a wait
+	// and a status per task were 100 calls one after another.
+	if r := h.qtask(append([]string{"wait", "--timeout", "60s"}, ids...)...); r.code == exitTimeout {
+		t.Fatalf("the tasks did not end within 60s: %s", r.stderr)
 	}
 	var list []tasks.Task
 	json.Unmarshal([]byte(h.mustQtask("ls", "--json")), &list)
 	if len(list) != n {
 		t.Fatalf("ls --json lists %d tasks, want %d", len(list), n)
+	}
+	listed := map[string]tasks.Task{}
+	for _, task := range list {
+		listed[task.ID] = task
+	}
+	for i, id := range ids {
+		if task := listed[id]; task.Status != tasks.StatusCompleted || h.output(id) != fmt.Sprintf("task-%d\n", i) {
+			t.Errorf("task %d (%s): status %s, output %q", i, id, task.Status, h.output(id))
+		}
 	}
 }
 

@@ -16,26 +16,27 @@ import (
 )
 
 // shellCase is how to start one shell bare (no user rc files), load the
-// hooks, and write a loop in its syntax.
+// hooks, and write a loop in its syntax: n lines, one every 0.1 s until the
+// file gate exists, then the rest at once, and exit.
 type shellCase struct {
 	name  string
 	start []string
 	init  string
-	loop  func(n int, exit int) string
+	loop  func(n int, gate string, exit int) string
 }
 
 var interactiveShells = []shellCase{
 	{"bash", []string{"bash", "--norc", "--noprofile", "-i"}, `eval "$(qtask init bash)"`,
-		func(n, exit int) string {
-			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; sleep 0.1; done; (exit %d)", n, exit)
+		func(n int, gate string, exit int) string {
+			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; [ -e %s ] || sleep 0.1; done; (exit %d)", n, gate, exit)
 		}},
 	{"zsh", []string{"zsh", "-f", "-i"}, `eval "$(qtask init zsh)"`,
-		func(n, exit int) string {
-			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; sleep 0.1; done; (exit %d)", n, exit)
+		func(n int, gate string, exit int) string {
+			return fmt.Sprintf("for i in $(seq 1 %d); do echo line $i; [ -e %s ] || sleep 0.1; done; (exit %d)", n, gate, exit)
 		}},
 	{"fish", []string{"fish", "--no-config", "-i"}, `qtask init fish | source`,
-		func(n, exit int) string {
-			return fmt.Sprintf("for i in (seq 1 %d); echo line $i; sleep 0.1; end; sh -c 'exit %d'", n, exit)
+		func(n int, gate string, exit int) string {
+			return fmt.Sprintf("for i in (seq 1 %d); echo line $i; test -e %s; or sleep 0.1; end; sh -c 'exit %d'", n, gate, exit)
 		}},
 }
 
@@ -115,7 +116,11 @@ func TestInteractivePromote(t *testing.T) {
 			before := h.geometry(pane)
 			layoutBefore, _ := h.tmux("display-message", "-p", "-t", pane, "#{window_visible_layout}")
 			const n = 40
-			h.typeLine(pane, sh.loop(n, 3))
+			// The loop prints on while the promote runs, and the rest at
+			// once when the promote is checked (the gate): 4 s otherwise.
+			gate := filepath.Join(h.root, "gate")
+			loop := sh.loop(n, gate, 3)
+			h.typeLine(pane, loop)
 			eventually(t, "the loop to print line 5", func() bool {
 				screen, _ := h.tmux("capture-pane", "-p", "-t", pane)
 				return strings.Contains(screen, "line 5\n")
@@ -126,7 +131,7 @@ func TestInteractivePromote(t *testing.T) {
 				t.Fatalf("promote said %q", out)
 			}
 			task := h.lastTask()
-			if task.Command != sh.loop(n, 3) || !task.Background || !task.Running() {
+			if task.Command != loop || !task.Background || !task.Running() {
 				t.Fatalf("adopted task: command %q background %v status %s", task.Command, task.Background, task.Status)
 			}
 			if !task.StartedAt.Before(promotedAt.Add(-300 * time.Millisecond)) {
@@ -145,6 +150,9 @@ func TestInteractivePromote(t *testing.T) {
 			}
 			if where, _ := h.tmux("display-message", "-p", "-t", pane, "#{session_name}"); where != "qtask" {
 				t.Fatalf("the promoted pane is in session %q, want qtask", where)
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
 			}
 			end := h.wait(task.ID)
 			if end.Status != tasks.StatusFailed || end.ExitCode == nil || *end.ExitCode != 3 {

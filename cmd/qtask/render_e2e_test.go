@@ -152,16 +152,21 @@ func TestOracleThroughPane(t *testing.T) {
 		t.Fatalf("oracle corpus missing: %d files, %v", len(raws), err)
 	}
 	h := newHarness(t)
-	for _, raw := range raws {
+	// Every stream's task is started first, each in its own pane, and
+	// they run side by side: one after another took 22 round trips.
+	ids := make([]string, len(raws))
+	for i, raw := range raws {
+		abs, _ := filepath.Abs(raw)
+		// stty -opost: the pty passes the recorded bytes on unchanged.
+		ids[i] = h.start("stty -opost; cat '" + abs + "'").ID
+	}
+	for i, raw := range raws {
 		name := strings.TrimSuffix(filepath.Base(raw), ".raw")
 		in, err := os.ReadFile(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		abs, _ := filepath.Abs(raw)
-		// stty -opost: the pty passes the recorded bytes on unchanged.
-		task := h.start("stty -opost; cat '" + abs + "'")
-		h.wait(task.ID)
+		task := h.wait(ids[i])
 		var want bytes.Buffer
 		s := render.New(&want, render.Options{Width: 80, Height: 24, Program: "stty"})
 		s.Write(in)
