@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qtask/qtask/tasks/retention"
 )
 
 // settleIndexQuickly lets records be indexed once 20 ms old rather than a
@@ -240,7 +242,7 @@ func TestIndexIgnoresWhatItCannotTrust(t *testing.T) {
 // the prune) is rewritten without it by the next reader.
 func TestIndexKeepsNoCopyOfARemovedTask(t *testing.T) {
 	s := indexedStore(t, 40)
-	removed, _, err := s.Prune(context.Background(), PruneOptions{Keep: 38})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{Keep: 38}})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("Prune removed %d tasks: %v", len(removed), err)
 	}
@@ -332,7 +334,7 @@ func TestIndexWrittenAfterAPruneDropsItself(t *testing.T) {
 	}
 	all := make([]loaded, len(ids))
 	s.loadEach(ids, idx, all)
-	removed, _, err := s.Prune(context.Background(), PruneOptions{Keep: 38})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{Keep: 38}})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("Prune removed %d tasks: %v", len(removed), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/monitor"
+	"github.com/qtask/qtask/tasks/retention"
 )
 
 // saveMonitor stores a running monitor of scope.
@@ -96,7 +97,7 @@ func TestPruneRemovesAMonitorsEvents(t *testing.T) {
 	if len(seen) != 1 || seen[0].Line != "one" || seen[0].Count != 1 {
 		t.Fatalf("the events log holds %+v, want event 1 \"one\"", seen)
 	}
-	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.queue.ScopeDir("A"))

@@ -1,17 +1,16 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/notify"
+	"github.com/qtask/qtask/tasks/output"
 	"github.com/qtask/qtask/tasks/procs"
 	"github.com/qtask/qtask/tasks/taskid"
 )
@@ -98,43 +97,10 @@ type NotifyOptions struct {
 	TailBytes int
 }
 
-// Delivery is what a reader claimed from its scopes' queues. The reader
-// writes List to its consumer, then calls Commit if the write succeeded
-// and Release if it did not; until one of them is called (or the reader
-// dies) no other reader gets these notifications (see notify.Claim).
-type Delivery struct {
-	// List is what to deliver, in the order the tasks ended.
-	List []*Notification
-	// claim is nil when nothing is claimed (a peek, or nothing pending).
-	claim *notify.Claim
-}
-
-// Commit removes the delivered notifications from the queue for good.
-// Its error says they were delivered but may be delivered again.
-func (d *Delivery) Commit() error {
-	if d == nil {
-		return nil
-	}
-	return d.claim.Commit()
-}
-
-// Release puts the notifications back in their queues, undelivered, for
-// the next reader.
-func (d *Delivery) Release() error {
-	if d == nil {
-		return nil
-	}
-	return d.claim.Release()
-}
-
-// Deliver calls write, then commits the notifications if it succeeded and
-// releases them if it failed (returning its error).
-func (d *Delivery) Deliver(write func() error) error {
-	if err := write(); err != nil {
-		return errors.Join(err, d.Release())
-	}
-	return d.Commit()
-}
+// Delivery is what a reader claimed from its scopes' queues: the
+// notifications to write to its consumer, which it then commits or
+// releases (see notify.Delivery).
+type Delivery = notify.Delivery[*Notification]
 
 // Notifications returns the pending notifications of scopes (an agent
 // session's hook reads its session's scope and the pane's, see
@@ -170,7 +136,7 @@ func (s *Store) Notifications(ctx context.Context, scopes []string, opts NotifyO
 	}
 	slices.SortFunc(list, func(a, b pendingNotice) int {
 		if a.n.Seq != b.n.Seq {
-			return compareInt64(a.n.Seq, b.n.Seq)
+			return cmp.Compare(a.n.Seq, b.n.Seq)
 		}
 		return strings.Compare(a.n.ID, b.n.ID)
 	})
@@ -190,7 +156,7 @@ func (s *Store) Notifications(ctx context.Context, scopes []string, opts NotifyO
 	for i, e := range got {
 		claimed[i] = byEntry[e]
 	}
-	return &Delivery{List: notificationsOf(claimed, opts), claim: claim}, nil
+	return notify.NewDelivery(notificationsOf(claimed, opts), claim), nil
 }
 
 // pendingNotice is one deliverable queue entry and its task's record.
@@ -240,16 +206,6 @@ func (s *Store) pendingIn(scope string) ([]pendingNotice, error) {
 	return list, nil
 }
 
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // notificationsOf makes the notifications of the entries of list.
 func notificationsOf(list []pendingNotice, opts NotifyOptions) []*Notification {
 	out := make([]*Notification, 0, len(list))
@@ -258,7 +214,7 @@ func notificationsOf(list []pendingNotice, opts NotifyOptions) []*Notification {
 			out = append(out, &Notification{Task: p.r.atEvent(*p.n.Event), Event: p.n.Event})
 			continue
 		}
-		tail, cut, err := lastBytes(p.r.OutputPath, opts.TailBytes)
+		tail, cut, err := output.File{Task: p.r.ID, Path: p.r.OutputPath}.LastBytes(opts.TailBytes)
 		if err != nil {
 			// The end still gets told; the output is for the reader to
 			// look at (a missing file has nothing to cut, anything else
@@ -268,26 +224,6 @@ func notificationsOf(list []pendingNotice, opts NotifyOptions) []*Notification {
 		out = append(out, &Notification{Task: p.r.Task, Tail: tail, TailCut: cut})
 	}
 	return out
-}
-
-// lastBytes reads up to the last n bytes of the file at path, and whether
-// the file held more.
-func lastBytes(path string, n int) ([]byte, bool, error) {
-	f, err := capped.OpenRead(path)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	size, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil, false, err
-	}
-	start := max(size-int64(n), 0)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return nil, false, fmt.Errorf("read output: %w", err)
-	}
-	return buf, start > 0, nil
 }
 
 // WaitNotifications is Notifications that, when nothing is pending, blocks

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtask/qtask/tasks/retention"
 	"github.com/qtask/qtask/tasks/statefs"
 )
 
@@ -257,7 +258,7 @@ func TestPruneRemovesTheTasksNotifications(t *testing.T) {
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Prune(context.Background(), PruneOptions{Keep: 1}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{Keep: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	assertOnlyEntries(t, s.queue.ScopeDir("A"), "abcd0002.json")

@@ -7,37 +7,25 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/qtask/qtask/tasks/capture"
+	"github.com/qtask/qtask/tasks/retention"
 	"github.com/qtask/qtask/tasks/statefs"
 	"github.com/qtask/qtask/tasks/taskid"
 )
 
-// PruneOptions chooses the finished tasks Prune removes. All and OlderThan
-// select by themselves; with neither, Prune keeps the newest Keep finished
-// tasks. Running tasks are never selected.
+// PruneOptions says which finished tasks Prune removes (the Rule; see
+// package retention) and how.
 type PruneOptions struct {
-	// Keep is how many finished tasks survive, the most recently ended
-	// ones; 0 keeps them all.
-	Keep int
-	// OlderThan selects every finished task that ended longer ago than it.
-	OlderThan time.Duration
-	// All selects every finished task.
-	All bool
+	retention.Rule
 	// DryRun decides and reports, and removes nothing.
 	DryRun bool
 	// Forget removes what another package keeps for a removed task (the
 	// shell hooks' pane files); nil if nothing.
 	Forget func(*Task)
-	// Starting names the task whose start prunes: it counts as running
-	// whatever its record says. A quick command may end before its own
-	// start's prune, and would then be kept in place of one more old task:
-	// how many a start removes would hang on the machine's speed.
-	Starting string
 }
 
 // Prune removes finished tasks with everything that belongs to them: the
@@ -49,7 +37,7 @@ func (s *Store) Prune(ctx context.Context, opts PruneOptions) ([]*Task, []string
 	if err != nil {
 		return nil, nil, err
 	}
-	chosen := choosePrunable(list, opts, time.Now())
+	chosen := retention.Choose(list, opts.Rule, time.Now())
 	if !opts.DryRun {
 		s.sweepAbandonedPipes(time.Now())
 	}
@@ -85,41 +73,6 @@ const abandonedPipeAge = time.Minute
 func (s *Store) sweepAbandonedPipes(now time.Time) {
 	statefs.SweepFIFOs([]string{s.tasksDir()}, capture.IsDisplayName, now, abandonedPipeAge)
 	s.queue.SweepDoorbells(now, abandonedPipeAge)
-}
-
-// choosePrunable picks from list the finished tasks opts selects, oldest
-// end first.
-func choosePrunable(list []*Task, opts PruneOptions, now time.Time) []*Task {
-	var finished []*Task
-	for _, t := range list {
-		if !t.Running() && t.ID != opts.Starting {
-			finished = append(finished, t)
-		}
-	}
-	slices.SortStableFunc(finished, func(a, b *Task) int { return endOf(a).Compare(endOf(b)) })
-	switch {
-	case opts.All:
-		return finished
-	case opts.OlderThan > 0:
-		cut := now.Add(-opts.OlderThan)
-		n := 0
-		for n < len(finished) && endOf(finished[n]).Before(cut) {
-			n++
-		}
-		return finished[:n]
-	case opts.Keep > 0 && len(finished) > opts.Keep:
-		return finished[:len(finished)-opts.Keep]
-	}
-	return nil
-}
-
-// endOf is when a finished task ended; a record without an end time (only
-// a hand-edited one) counts as ending when it started.
-func endOf(t *Task) time.Time {
-	if t.EndedAt != nil {
-		return *t.EndedAt
-	}
-	return t.StartedAt
 }
 
 // remove deletes the files of the chosen tasks under the state lock,
@@ -183,44 +136,12 @@ func (s *Store) filesByTask() (map[string][]string, error) {
 			return nil, fmt.Errorf("list %s: %w", dir, err)
 		}
 		for _, e := range entries {
-			if id, ok := fileOwner(e.Name(), dir != s.tasksDir()); ok {
+			if id, ok := retention.Owner(e.Name(), dir != s.tasksDir()); ok {
 				owned[id] = append(owned[id], filepath.Join(dir, e.Name()))
 			}
 		}
 	}
 	return owned, nil
-}
-
-// fileOwner names the task a state file belongs to, other than its
-// record: "ID.log", "ID.raw" (the raw copy), "ID.events" (a monitor's
-// events log), "ID.spec", "ID.pipe" (the FIFO an older qtask's wrapper read
-// its pane through, left by one that was killed), "ID.seed" (the screen of
-// an adopted pane its capture never read), ".ID.json.tmp…",
-// ".ID.log.rotate-…" (and the other capped files' rotations), and, outside
-// the tasks directory (where ID.json is the record), "ID.json" and a
-// monitor's events, "ID-N.json".
-func fileOwner(name string, notRecords bool) (string, bool) {
-	if temp, ok := strings.CutPrefix(name, "."); ok {
-		for _, mid := range []string{".json.tmp", ".log.rotate-", ".raw.rotate-", ".events.rotate-"} {
-			if id, _, ok := strings.Cut(temp, mid); ok && id != "" {
-				return eventOwner(id), true
-			}
-		}
-		return "", false
-	}
-	for _, ext := range []string{".log", ".raw", ".events", ".spec", ".pipe", ".seed", ".json"} {
-		if id, ok := strings.CutSuffix(name, ext); ok && id != "" && (ext != ".json" || notRecords) {
-			return eventOwner(id), true
-		}
-	}
-	return "", false
-}
-
-// eventOwner is the task id of "ID-N", a monitor's event entry; ids are
-// hex, so anything else is returned as it is.
-func eventOwner(name string) string {
-	id, _, _ := strings.Cut(name, "-")
-	return id
 }
 
 // removeFiles removes paths in order; one already gone is no error.
@@ -276,9 +197,9 @@ func (s *Store) pruneDue(keep, starting int) (bool, error) {
 }
 
 // pruneBatch is AutoPrune's costly half, once it is due; starting is the
-// task whose start it is, if any (PruneOptions.Starting).
+// task whose start it is, if any (retention.Rule.Starting).
 func (s *Store) pruneBatch(ctx context.Context, keep int, forget func(*Task), starting string) ([]*Task, []string, error) {
-	removed, warnings, err := s.Prune(ctx, PruneOptions{Keep: keep, Forget: forget, Starting: starting})
+	removed, warnings, err := s.Prune(ctx, PruneOptions{Rule: retention.Rule{Keep: keep, Starting: starting}, Forget: forget})
 	if err == nil && len(removed) == 0 {
 		// Nothing was old enough (many tasks running): remember the count
 		// so the next starts do not read every record again.

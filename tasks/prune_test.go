@@ -13,86 +13,8 @@ import (
 	"time"
 
 	"github.com/qtask/qtask/tasks/procs"
+	"github.com/qtask/qtask/tasks/retention"
 )
-
-func TestChoosePrunable(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	ago := func(d time.Duration) *time.Time { at := now.Add(-d); return &at }
-	// Listed by start, as List returns them; "d" started first but ended last.
-	list := []*Task{
-		{ID: "d", Status: StatusCompleted, StartedAt: now.Add(-50 * time.Hour), EndedAt: ago(time.Minute)},
-		{ID: "a", Status: StatusFailed, StartedAt: now.Add(-40 * time.Hour), EndedAt: ago(30 * time.Hour)},
-		{ID: "r", Status: StatusRunning, StartedAt: now.Add(-30 * time.Hour)},
-		{ID: "b", Status: StatusCancelled, StartedAt: now.Add(-20 * time.Hour), EndedAt: ago(10 * time.Hour)},
-		{ID: "c", Status: StatusCompleted, StartedAt: now.Add(-3 * time.Hour), EndedAt: ago(2 * time.Hour)},
-	}
-	cases := []struct {
-		name string
-		opts PruneOptions
-		want []string
-	}{
-		{"keep newest two", PruneOptions{Keep: 2}, []string{"a", "b"}},
-		{"keep more than there are", PruneOptions{Keep: 5}, nil},
-		{"keep exactly as many", PruneOptions{Keep: 4}, nil},
-		{"keep zero keeps all", PruneOptions{}, nil},
-		{"older than 5h", PruneOptions{OlderThan: 5 * time.Hour}, []string{"a", "b"}},
-		{"older than 5h ignores keep", PruneOptions{Keep: 1, OlderThan: 5 * time.Hour}, []string{"a", "b"}},
-		{"older than 100h", PruneOptions{OlderThan: 100 * time.Hour}, nil},
-		{"all finished", PruneOptions{All: true}, []string{"a", "b", "c", "d"}},
-		// The task being started ended already (a quick command): it
-		// still counts as running, so the start removes what it would
-		// have had the command been slower.
-		{"keep two, d starting", PruneOptions{Keep: 2, Starting: "d"}, []string{"a"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var got []string
-			for _, task := range choosePrunable(list, c.opts, now) {
-				got = append(got, task.ID)
-			}
-			if !slices.Equal(got, c.want) {
-				t.Errorf("choosePrunable(%+v) = %q, want %q (oldest end first, never running)", c.opts, got, c.want)
-			}
-		})
-	}
-}
-
-func TestFileOwner(t *testing.T) {
-	cases := []struct {
-		name, id string
-		ok       bool
-	}{
-		{"0123abcd.log", "0123abcd", true},
-		{"0123abcd.spec", "0123abcd", true},
-		{"0123abcd.pipe", "0123abcd", true},
-		{".0123abcd.json.tmp123456", "0123abcd", true},
-		{".0123abcd.log.rotate-ABCDEF", "0123abcd", true},
-		{"0123abcd.raw", "0123abcd", true},
-		{".0123abcd.raw.rotate-ABCDEF", "0123abcd", true},
-		{"0123abcd.events", "0123abcd", true},
-		{".0123abcd.events.rotate-ABCDEF", "0123abcd", true},
-		{"0123abcd.json", "", false}, // the record itself is removed last, on its own
-		{".log", "", false},
-		{"..json.tmp1", "", false},
-		{"lock", "", false},
-		{".hidden", "", false},
-	}
-	for _, c := range cases {
-		id, ok := fileOwner(c.name, false)
-		if id != c.id || ok != c.ok {
-			t.Errorf("fileOwner(%q) = %q, %v; want %q, %v", c.name, id, ok, c.id, c.ok)
-		}
-	}
-	// Outside tasks/, ID.json is a notification of the task's.
-	if id, ok := fileOwner("0123abcd.json", true); id != "0123abcd" || !ok {
-		t.Errorf("a notification file 0123abcd.json is owned by %q, %v; want 0123abcd", id, ok)
-	}
-	for _, name := range []string{"0123abcd-12.json", ".0123abcd-12.json.tmp42"} {
-		if id, ok := fileOwner(name, true); id != "0123abcd" || !ok {
-			t.Errorf("a monitor's event file %s is owned by %q, %v; want 0123abcd", name, id, ok)
-		}
-	}
-}
 
 // saveFinished stores a completed task that ended at end, with an output file.
 func saveFinished(t *testing.T, s *Store, id string, end time.Time) {
@@ -151,7 +73,7 @@ func TestPruneRemovesEverythingOfTheTaskOnly(t *testing.T) {
 	}
 
 	var forgotten []string
-	removed, warnings, err := s.Prune(context.Background(), PruneOptions{Keep: 1, Forget: func(t *Task) { forgotten = append(forgotten, t.ID) }})
+	removed, warnings, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{Keep: 1}, Forget: func(t *Task) { forgotten = append(forgotten, t.ID) }})
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("Prune: %v, warnings %q", err, warnings)
 	}
@@ -173,7 +95,7 @@ func TestPruneDryRunRemovesNothing(t *testing.T) {
 	base := time.Now().Add(-time.Hour).UTC()
 	saveFinished(t, s, "0000000a", base)
 	saveFinished(t, s, "0000000b", base.Add(time.Minute))
-	removed, _, err := s.Prune(context.Background(), PruneOptions{All: true, DryRun: true, Forget: func(*Task) { t.Error("Forget called by a dry run") }})
+	removed, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{All: true}, DryRun: true, Forget: func(*Task) { t.Error("Forget called by a dry run") }})
 	if err != nil || len(removed) != 2 {
 		t.Fatalf("dry run = %d tasks, %v; want 2", len(removed), err)
 	}
@@ -290,7 +212,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 	}
 
-	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true, DryRun: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{All: true}, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {
@@ -299,7 +221,7 @@ func TestPruneSweepsAbandonedPipes(t *testing.T) {
 		}
 	}
 
-	if _, _, err := s.Prune(context.Background(), PruneOptions{All: true}); err != nil {
+	if _, _, err := s.Prune(context.Background(), PruneOptions{Rule: retention.Rule{All: true}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{deadDisplay, deadBell, oldLayoutBell} {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/qtask/qtask/tasks/monitor"
 	"github.com/qtask/qtask/tasks/procs"
@@ -375,30 +373,5 @@ func windowName(r *record, agentCommand bool) string {
 	if !agentCommand {
 		return r.ID
 	}
-	return r.ID + " " + windowLabel(r.Command, 32)
-}
-
-// windowLabel is the start of command's first line, at most max
-// characters, with nothing a window list could misread: control
-// characters become spaces, and ':' (gotmux splits list output on "-:-")
-// becomes '_'.
-func windowLabel(command string, max int) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(command), "\n")
-	var b strings.Builder
-	n := 0
-	for _, r := range line {
-		if n == max {
-			b.WriteString("…")
-			break
-		}
-		switch {
-		case unicode.IsControl(r) || r == utf8.RuneError:
-			r = ' '
-		case r == ':':
-			r = '_'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return strings.TrimSpace(b.String())
+	return r.ID + " " + tmux.WindowLabel(r.Command, 32)
 }

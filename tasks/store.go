@@ -407,38 +407,17 @@ func (s *Store) Resolve(ctx context.Context, handle string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, err = s.matchName(ctx, handle, recs)
+	var named []taskid.Named
+	for _, r := range recs {
+		if r.Name == handle {
+			named = append(named, taskid.Named{ID: r.ID, Running: s.reconcile(ctx, r).Running()})
+		}
+	}
+	id, err = taskid.MatchName(handle, named)
 	if errors.Is(err, taskid.ErrNotFound) {
 		return "", idErr
 	}
 	return id, err
-}
-
-// matchName picks the task named name among recs (oldest first): the one
-// running, else the newest. Several running is *taskid.AmbiguousError; none of
-// that name, *taskid.NotFoundError.
-func (s *Store) matchName(ctx context.Context, name string, recs []*record) (string, error) {
-	var running []string
-	newest := ""
-	for _, r := range recs {
-		if r.Name != name {
-			continue
-		}
-		newest = r.ID
-		if s.reconcile(ctx, r).Running() {
-			running = append(running, r.ID)
-		}
-	}
-	switch {
-	case len(running) == 1:
-		return running[0], nil
-	case len(running) > 1:
-		sort.Strings(running)
-		return "", &taskid.AmbiguousError{Prefix: name, Candidates: running, Name: true}
-	case newest != "":
-		return newest, nil
-	}
-	return "", &taskid.NotFoundError{ID: name}
 }
 
 // loadAll reads every record, sorted by start time (then id). A record that

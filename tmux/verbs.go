@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // WindowSpec describes a window to start for a task.
@@ -208,6 +210,31 @@ func literalArg(s string) string {
 // task name must stay text, never run a command, so '#' is doubled.
 func formatArg(s string) string {
 	return literalArg(strings.ReplaceAll(s, "#", "##"))
+}
+
+// WindowLabel is the start of text's first line, at most max characters,
+// made into a window name nothing reading a window list misreads: control
+// characters become spaces, and ':' becomes '_' (gotmux splits list output
+// on "-:-").
+func WindowLabel(text string, max int) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	var b strings.Builder
+	n := 0
+	for _, r := range line {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case unicode.IsControl(r) || r == utf8.RuneError:
+			r = ' '
+		case r == ':':
+			r = '_'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // ShellCommand renders argv as the one string tmux hands to /bin/sh -c (for

@@ -173,3 +173,22 @@ func TestPipeCommandArgKeepsTheCommand(t *testing.T) {
 		t.Errorf("pipeCommandArg = %q, want %q", got, want)
 	}
 }
+
+// An agent's task window shows the start of its command: one line, cut
+// at max characters, with nothing a window list (or gotmux's "-:-" split
+// of it) could misread.
+func TestWindowLabel(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"npm test", "npm test"},
+		{"  go test ./...\nsecond line", "go test ./..."},
+		{"echo a-:-b\x1b[31m\tz", "echo a-_-b [31m z"},
+		{"make all-of-the-targets-in-this-long-makefile", "make all-of-the-targets-in-this-…"},
+		{"ünïcödé ✓", "ünïcödé ✓"},
+		{"bad \xff byte", "bad   byte"},
+	}
+	for _, c := range cases {
+		if got := WindowLabel(c.text, 32); got != c.want {
+			t.Errorf("WindowLabel(%q, 32) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qtask/qtask/cmd/internal/launch"
 	"github.com/qtask/qtask/tasks"
+	"github.com/qtask/qtask/tasks/retention"
 )
 
 // PruneOptions are the parsed flags of `qtask prune`.
@@ -63,11 +64,9 @@ func runPrune(ctx context.Context, deps *Deps, opts *PruneOptions) error {
 		return err
 	}
 	pruned, warnings, err := store.Prune(ctx, tasks.PruneOptions{
-		Keep:      cfg.KeepFinished,
-		OlderThan: opts.OlderThan,
-		All:       opts.AllFinished,
-		DryRun:    opts.DryRun,
-		Forget:    launch.ForgetPanes(deps.Env.StateDir),
+		Rule:   retention.Rule{Keep: cfg.KeepFinished, OlderThan: opts.OlderThan, All: opts.AllFinished},
+		DryRun: opts.DryRun,
+		Forget: launch.ForgetPanes(deps.Env.StateDir),
 	})
 	printWarnings(deps.IO.ErrOut, warnings)
 	if opts.JSON {

@@ -106,3 +106,19 @@ func (o File) Tail(n int) (string, bool, error) {
 	tail, cut, err := LastChars(o.Path, n)
 	return PrintText(tail), cut, err
 }
+
+// LastBytes returns up to the last n bytes of the output as the file holds
+// them (not made fit for a terminal; they may begin inside a character),
+// and whether earlier output was left out.
+func (o File) LastBytes(n int) ([]byte, bool, error) {
+	f, size, err := o.open()
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	tail, cut, err := lastBytes(f, size, int64(n))
+	if err != nil {
+		return nil, false, fmt.Errorf("read output of task %s: %w", o.Task, err)
+	}
+	return tail, cut, nil
+}

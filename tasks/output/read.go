@@ -113,12 +113,10 @@ func LastChars(path string, n int) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("read output: %w", err)
 	}
-	start := max(size-int64(n)*utf8.UTFMax, 0)
-	buf := make([]byte, size-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+	buf, cut, err := lastBytes(f, size, int64(n)*utf8.UTFMax)
+	if err != nil {
 		return "", false, fmt.Errorf("read output: %w", err)
 	}
-	cut := start > 0
 	if runes := utf8.RuneCount(buf); runes > n {
 		for ; runes > n; runes-- {
 			_, w := utf8.DecodeRune(buf)
@@ -127,4 +125,15 @@ func LastChars(path string, n int) (string, bool, error) {
 		cut = true
 	}
 	return string(buf), cut, nil
+}
+
+// lastBytes reads up to the last n of the first size bytes of f, and
+// whether f held more before them.
+func lastBytes(f io.ReaderAt, size, n int64) ([]byte, bool, error) {
+	start := max(size-n, 0)
+	buf := make([]byte, size-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return nil, false, err
+	}
+	return buf, start > 0, nil
 }

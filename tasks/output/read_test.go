@@ -2,7 +2,9 @@ package output
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -233,5 +235,37 @@ func TestLastChars(t *testing.T) {
 	}
 	if _, _, err := LastChars(filepath.Join(t.TempDir(), "missing.log"), 10); err == nil {
 		t.Error("LastChars of a missing output file reported no error")
+	}
+}
+
+// A notification carries the end of its task's output as bytes: the last
+// n of them, whether more came before, and a missing file an error that
+// says so (the notification is still told, its tail empty and not cut).
+func TestLastBytes(t *testing.T) {
+	cases := []struct {
+		content string
+		n       int
+		want    string
+		cut     bool
+	}{
+		{"", 10, "", false},
+		{"hello", 10, "hello", false},
+		{"hello", 5, "hello", false},
+		{"hello", 4, "ello", true},
+		{"hello", 0, "", true},
+		{"日本", 4, "\xa5本", true}, // bytes, not characters: it may begin inside one
+	}
+	for _, c := range cases {
+		got, cut, err := File{Task: "0123abcd", Path: writeOutputFile(t, c.content)}.LastBytes(c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want || cut != c.cut {
+			t.Errorf("last %d bytes of %q = %q (cut=%v), want %q (cut=%v)", c.n, c.content, got, cut, c.want, c.cut)
+		}
+	}
+	_, _, err := File{Task: "0123abcd", Path: filepath.Join(t.TempDir(), "missing.log")}.LastBytes(10)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("last bytes of a missing output file: %v, want an error that is fs.ErrNotExist", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package taskid is a task's id: minting a new one, telling an id (or a
 // prefix a person typed) from text that is none, and picking the one id a
-// prefix names, with the errors a caller reports when none or several do.
+// prefix names (or the one task a name means), with the errors a caller
+// reports when none or several do.
 //
 // It is its own package because everything that takes an id from a person
 // or an agent (the store, the commands, the MCP server) needs these rules
@@ -119,4 +120,34 @@ func Match(prefix string, ids []string) (string, error) {
 	}
 	sort.Strings(hits)
 	return "", &AmbiguousError{Prefix: prefix, Candidates: hits}
+}
+
+// Named is a task that bears the name a person typed, as MatchName weighs
+// it: its id, and whether it is running (reconciled: a task whose process
+// vanished is not).
+type Named struct {
+	ID      string
+	Running bool
+}
+
+// MatchName picks the task name means among named, the tasks bearing it,
+// oldest first: the one running, else the newest. Several running is
+// *AmbiguousError (listing them); none, *NotFoundError.
+func MatchName(name string, named []Named) (string, error) {
+	var running []string
+	for _, t := range named {
+		if t.Running {
+			running = append(running, t.ID)
+		}
+	}
+	switch {
+	case len(running) == 1:
+		return running[0], nil
+	case len(running) > 1:
+		sort.Strings(running)
+		return "", &AmbiguousError{Prefix: name, Candidates: running, Name: true}
+	case len(named) > 0:
+		return named[len(named)-1].ID, nil
+	}
+	return "", &NotFoundError{ID: name}
 }

@@ -225,3 +225,44 @@ func TestNewIsNeverAllDigits(t *testing.T) {
 		}
 	}
 }
+
+// A name means its running task; with none running, the newest of that
+// name; with several running, the user must pick (`stop web` must not stop
+// one of two webs at random).
+func TestMatchName(t *testing.T) {
+	cases := []struct {
+		name       string
+		named      []Named // oldest first
+		want       string
+		wantErr    error
+		candidates []string
+	}{
+		{name: "none", wantErr: ErrNotFound},
+		{name: "one finished", named: []Named{{ID: "aaaa0001"}}, want: "aaaa0001"},
+		{name: "newest finished", named: []Named{{ID: "bbbb0002"}, {ID: "aaaa0001"}}, want: "aaaa0001"},
+		{name: "running beats newer finished",
+			named: []Named{{ID: "bbbb0002", Running: true}, {ID: "aaaa0001"}}, want: "bbbb0002"},
+		{name: "several running", named: []Named{{ID: "cccc0003", Running: true}, {ID: "aaaa0001"}, {ID: "bbbb0002", Running: true}},
+			wantErr: ErrAmbiguous, candidates: []string{"bbbb0002", "cccc0003"}},
+	}
+	for _, c := range cases {
+		got, err := MatchName("web", c.named)
+		if c.wantErr == nil {
+			if err != nil || got != c.want {
+				t.Errorf("%s: MatchName = %q, %v; want %q", c.name, got, err, c.want)
+			}
+			continue
+		}
+		if !errors.Is(err, c.wantErr) {
+			t.Errorf("%s: MatchName = %q, %v; want %v", c.name, got, err, c.wantErr)
+			continue
+		}
+		var amb *AmbiguousError
+		if errors.As(err, &amb) && (!amb.Name || !slices.Equal(amb.Candidates, c.candidates)) {
+			t.Errorf("%s: %v lists %q (name %v), want the running %q sorted, as a name", c.name, err, amb.Candidates, amb.Name, c.candidates)
+		}
+		if errors.Is(err, ErrNotFound) && !strings.Contains(err.Error(), `"web"`) {
+			t.Errorf("%s: %v does not name what was typed", c.name, err)
+		}
+	}
+}
