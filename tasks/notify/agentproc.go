@@ -112,20 +112,46 @@ func (q *Queue) dropGoneAgentProcs() {
 // AgentProcessScope is the scope noted for the nearest ancestor of this
 // process that is a noted agent process (NoteAgentProcess), "" when there
 // is none: a person's process, or an agent whose hooks noted nothing.
+// Every start asks, a person's included: the notes are listed first (one
+// read of a directory), and an ancestor is looked up only while there are
+// notes it could match, rather than its stat and its note opened for
+// each of the several processes above a shell.
 func (q *Queue) AgentProcessScope() string {
+	notes := q.agentProcNotes()
 	pid := os.Getppid()
 	for range maxAncestors {
-		if pid <= 1 {
+		if pid <= 1 || len(notes) == 0 {
 			return ""
 		}
 		ppid, start, err := q.procs.Parent(pid)
 		if err != nil {
 			return ""
 		}
-		if data, err := statefs.ReadOwn(q.agentProcPath(pid, start)); err == nil && len(data) > 0 {
-			return string(data)
+		if path := q.agentProcPath(pid, start); notes[filepath.Base(path)] {
+			if data, err := statefs.ReadOwn(path); err == nil && len(data) > 0 {
+				return string(data)
+			}
 		}
 		pid = ppid
 	}
 	return ""
+}
+
+// agentProcNotes is the names of the notes of agent processes, nil when
+// there are none (or no agents directory).
+func (q *Queue) agentProcNotes() map[string]bool {
+	entries, err := os.ReadDir(q.agentsDir())
+	if err != nil {
+		return nil
+	}
+	var notes map[string]bool
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(name, agentProcPrefix) {
+			if notes == nil {
+				notes = map[string]bool{}
+			}
+			notes[name] = true
+		}
+	}
+	return notes
 }

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +108,44 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestAgentProcessScope: a start finds the scope noted for an agent
+// process above it, the nearest one first, and none when no note names
+// one of its ancestors (a person's process), whatever else the agents
+// directory holds: a presence, a note of a process that is no ancestor,
+// one of the parent's pid with another start time (a recycled pid).
+func TestAgentProcessScope(t *testing.T) {
+	parent, grand := os.Getppid(), 4000
+	tree := fakeTree{
+		fakeProcs: fakeProcs{os.Getpid(): 1000, parent: 10, grand: 20, 1: 1},
+		parent:    map[int]int{parent: grand, grand: 1},
+	}
+	q := New(t.TempDir(), isID, tree)
+	if got := q.AgentProcessScope(); got != "" {
+		t.Fatalf("no agents directory: AgentProcessScope() = %q, want none", got)
+	}
+	if err := statefs.MkdirPrivate(q.agentsDir()); err != nil {
+		t.Fatal(err)
+	}
+	note := func(path, scope string) {
+		t.Helper()
+		if err := statefs.WriteAtomic(path, []byte(scope)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note(filepath.Join(q.agentsDir(), "claude-abc.json"), "{}")
+	note(q.agentProcPath(1, 1), "pid-one")
+	note(q.agentProcPath(parent, 11), "recycled")
+	if got := q.AgentProcessScope(); got != "" {
+		t.Fatalf("no note of an ancestor: AgentProcessScope() = %q, want none", got)
+	}
+	note(q.agentProcPath(grand, 20), "gemini:far")
+	if got := q.AgentProcessScope(); got != "gemini:far" {
+		t.Fatalf("a note of the grandparent: AgentProcessScope() = %q, want gemini:far", got)
+	}
+	note(q.agentProcPath(parent, 10), "gemini:near")
+	if got := q.AgentProcessScope(); got != "gemini:near" {
+		t.Fatalf("notes of the parent and the grandparent: AgentProcessScope() = %q, want the nearer, gemini:near", got)
+	}
 }

@@ -8,3 +8,11 @@ var (
 	Strays         = strays
 	Carriers       = carriers
 )
+
+// OwnChildren is the wrapper's short process table (its own children).
+type OwnChildren = ownChildren
+
+var (
+	GroupMembers = groupMembers
+	ChildrenOf   = childrenOf
+)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -206,20 +207,16 @@ func strays(table Table, me Caller, t Task, pgid int) []Member {
 	if err != nil || wrapper.StartTime != t.WrapperStart || wrapper.State == 'Z' {
 		return nil
 	}
-	all, err := groupMembers(table, func(Stat) bool { return true })
+	children, err := childTable(table, t.WrapperPID)
 	if err != nil {
 		return nil
-	}
-	children := map[int][]Member{}
-	for _, m := range all {
-		children[m.PPID] = append(children[m.PPID], m)
 	}
 	var out []Member
 	queue := []int{t.WrapperPID}
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
-		for _, m := range children[parent] {
+		for _, m := range children(parent) {
 			if parent == t.WrapperPID && m.Pgrp == wrapper.Pgrp || m.PID <= 1 || m.PID == t.WrapperPID {
 				continue
 			}
@@ -230,6 +227,36 @@ func strays(table Table, me Caller, t Task, pgid int) []Member {
 		}
 	}
 	return out
+}
+
+// childTable returns what lists a process's children, for a walk down
+// from root: the children files where table has them (a wrapper and its
+// few descendants cost a few reads), else the whole table, read once and
+// grouped by parent.
+func childTable(table Table, root int) (func(parent int) []Member, error) {
+	if cl, ok := table.(childLister); ok {
+		if _, ok := cl.children(root); ok {
+			return func(parent int) []Member {
+				kids, _ := cl.children(parent)
+				var out []Member
+				for _, pid := range kids {
+					if st, err := table.Stat(pid); err == nil && st.PPID == parent {
+						out = append(out, Member{PID: pid, Stat: st})
+					}
+				}
+				return out
+			}, nil
+		}
+	}
+	all, err := groupMembers(table, func(Stat) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	byParent := map[int][]Member{}
+	for _, m := range all {
+		byParent[m.PPID] = append(byParent[m.PPID], m)
+	}
+	return func(parent int) []Member { return byParent[parent] }, nil
 }
 
 // SignalStrays sends sigs, in order, to each of task t's strays (its live
@@ -345,6 +372,53 @@ func (OS) PIDs() ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// ownChildren is the process table as far as the calling process's own
+// children (see childrenOf): a few small reads where all of /proc is a
+// read of every process's stat. A kernel without the children files gets
+// all of /proc, which the caller filters by parent as it would have.
+type ownChildren struct{ OS }
+
+func (ownChildren) PIDs() ([]int, error) {
+	if kids, ok := childrenOf(os.Getpid()); ok {
+		return kids, nil
+	}
+	return OS{}.PIDs()
+}
+
+// childLister is a process table that can list one process's children
+// without reading the whole table (OS, where the kernel allows).
+type childLister interface {
+	children(pid int) (kids []int, ok bool)
+}
+
+func (OS) children(pid int) ([]int, bool) { return childrenOf(pid) }
+
+// childrenOf lists pid's children from /proc/PID/task/*/children: each
+// thread lists those it forked, or was given as a subreaper. ok is false
+// when the kernel has no such files (built without CONFIG_PROC_CHILDREN)
+// or pid is gone.
+func childrenOf(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	// The main thread's file exists for as long as the process does.
+	if _, err := os.Lstat(dir + "/" + strconv.Itoa(pid) + "/children"); err != nil {
+		return nil, false
+	}
+	threads, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range threads {
+		// A thread that has ended is skipped: its children went to another.
+		list, _ := ReadFile(pid, "task/"+t.Name()+"/children")
+		for f := range strings.FieldsSeq(string(list)) {
+			if kid, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, kid)
+			}
+		}
+	}
+	return kids, true
 }
 
 // TaskID reads QTASK_TASK_ID from /proc/PID/environ.

@@ -134,9 +134,9 @@ func leftoversGone(p OS, t Task) bool {
 	return errors.Is(err, unix.ECHILD) || len(strays(p, p.Self(), t, t.PGID)) == 0
 }
 
-// reapOrphansEvery bounds how often ReapOrphans looks through /proc: a
-// task whose processes daemonize by the thousand costs the wrapper a
-// look at most this often.
+// reapOrphansEvery bounds how often ReapOrphans looks for its dead
+// children: a task whose processes daemonize by the thousand costs the
+// wrapper a look at most this often.
 const reapOrphansEvery = 100 * time.Millisecond
 
 // ReapOrphans collects the task's orphans as they die: the wrapper is
@@ -152,13 +152,16 @@ func ReapOrphans(command int) {
 	me, mine := os.Getpid(), syscall.Getpgrp()
 	for range sigchld {
 		// A look that reaps nothing first: Linux zeroes info when no
-		// child is dead, and only then is /proc read.
+		// child is dead, and only then are the children listed (also
+		// when the dead one is the command, not yet waited for: a task
+		// in five ends so). Its own children only, not all of /proc:
+		// that cost a read of every process's stat at those ends.
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 		if err != nil || info.Signo == 0 {
 			continue
 		}
-		dead, _ := groupMembers(OS{}, func(st Stat) bool {
+		dead, _ := groupMembers(ownChildren{}, func(st Stat) bool {
 			return st.PPID == me && st.State == 'Z' && st.Pgrp != mine
 		})
 		for _, m := range dead {
