@@ -22,6 +22,16 @@ var bareAmpersandCases = []struct {
 	{"a &\n\n", true},
 	{"cmd & # comment", true},
 	{"cmd &# comment right after the operator", true},
+	// zsh's "&|" and "&!" background and disown (bash also backgrounds
+	// before "!", and calls "&|" a syntax error).
+	{"npm run dev &|", true},
+	{"npm run dev &!", true},
+	{"npm run dev &! # then disowned", true},
+	{`zsh -c 'npm run dev &|'`, true},
+	{"a |& b", false},
+	{"echo '&|' '&!'", false},
+	{"a && ! b", false},
+	{"a 2>&1 | b", false},
 	{"sleep 1 &\n# a comment on the next line", true},
 	{"echo $'it\\'s' &", true},
 	{"echo \"$( (true); echo '\"' )\" &", true},

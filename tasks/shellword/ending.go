@@ -5,8 +5,9 @@ import "strings"
 // LastCommand reads cmd to its end as sh would and returns the text of its
 // last top-level command (from that command's first byte to the end of
 // cmd), and whether cmd ends in a bare '&' that sends it to the
-// background. "&&", "\&", a quoted '&', "$(printf '&')", the '&' of a
-// redirection (2>&1, >&, <&, &>) and "|&" do not count; a trailing
+// background, or in zsh's "&|" or "&!" (background and disown; bash too
+// backgrounds before "!"). "&&", "\&", a quoted '&', "$(printf '&')", the
+// '&' of a redirection (2>&1, >&, <&, &>) and "|&" do not count; a trailing
 // "# comment" hides neither; heredoc bodies, $'…' strings and
 // backslash-newline continuations are read as the shell reads them. last
 // is "" when cmd ends inside an open quote or substitution (a syntax
@@ -16,11 +17,19 @@ func LastCommand(cmd string) (last string, background bool) {
 	for sc.i = 0; sc.i < len(cmd); sc.i++ {
 		sc.step()
 	}
-	background = sc.last == '&' && sc.prev != '&' && sc.prev != '>' && sc.prev != '<' && sc.prev != '|'
+	background = bareAmpersand(sc.last, sc.prev) ||
+		(sc.last == '|' || sc.last == '!') && bareAmpersand(sc.prev, sc.before)
 	if len(sc.stack) > 0 {
 		return "", background
 	}
 	return cmd[sc.lastStart:], background
+}
+
+// bareAmpersand reports whether op, after the significant byte before it,
+// is a '&' that backgrounds: not "&&", the '&' of a redirection (>&, <&)
+// or "|&".
+func bareAmpersand(op, before byte) bool {
+	return op == '&' && before != '&' && before != '>' && before != '<' && before != '|'
 }
 
 // scanner is the state of LastCommand's single pass.
@@ -29,6 +38,7 @@ type scanner struct {
 	i          int
 	stack      []byte   // open contexts: ' " ` ( and 'a' for $'…'
 	last, prev byte     // the last two significant bytes at top level
+	before     byte     // and the one before those
 	heredocs   []string // delimiters whose bodies start after the next newline
 	wordStart  bool
 	between    bool // at top level, no command has begun since the last separator
@@ -48,7 +58,7 @@ func (sc *scanner) pop()        { sc.stack = sc.stack[:len(sc.stack)-1] }
 // mark records a significant byte, if it stands at top level.
 func (sc *scanner) mark(c byte) {
 	if len(sc.stack) == 0 {
-		sc.prev, sc.last = sc.last, c
+		sc.before, sc.prev, sc.last = sc.prev, sc.last, c
 	}
 }
 
