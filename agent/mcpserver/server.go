@@ -42,6 +42,9 @@ type Options struct {
 	// ForegroundTimeout is how long a foreground shell call waits when the
 	// call gives no timeout_ms (0: for as long as it runs).
 	ForegroundTimeout time.Duration
+	// NoLongRunNote leaves out the note after a long foreground call
+	// (config long_run_note = "off", which silences it everywhere).
+	NoLongRunNote bool
 	// Started, if set, runs after each start (the CLI prunes old tasks).
 	Started func()
 	Version string

@@ -203,7 +203,7 @@ func (h *handlers) foreground(c *call, t *tasks.Task, timeout time.Duration) (st
 	default:
 		c.own = end.ID // this result is its notification
 		fmt.Fprintf(&b, "Task %s %s.", end.ID, end.StatusText())
-		if end.EndedByItself() {
+		if end.EndedByItself() && !h.opts.NoLongRunNote {
 			if hint := agent.AgentLongRunningHint("qtask", end.Runtime(time.Now()), timeout, end.OutputPath); hint != "" {
 				b.WriteString("\n" + hint)
 			}

@@ -110,6 +110,7 @@ func serve(ctx context.Context, self string, at listen) error {
 		},
 		Dir:               wd,
 		ForegroundTimeout: cfg.ForegroundTimeout,
+		NoLongRunNote:     cfg.LongRunNote == config.LongRunNoteOff,
 		Started: func() {
 			for _, w := range launch.AutoPrune(ctx, store, cfg.KeepFinished, env.StateDir) {
 				say("warning: %s", w)

@@ -508,6 +508,23 @@ func TestMCPForegroundRules(t *testing.T) {
 	}
 }
 
+// TestMCPLongRunNoteOff: config long_run_note = "off" silences the note
+// for MCP foreground calls too, not only for `qtask run`.
+func TestMCPLongRunNoteOff(t *testing.T) {
+	testenv.SkipShort(t, "runs a 1.2 s foreground sleep")
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\nlong_run_note = \"off\"\n")
+	cs, _ := h.mcpClient(nil)
+	text, isErr := callTool(t, cs, "shell", map[string]any{"command": "true; sleep 1.2; echo slept", "timeout_ms": 2000})
+	if isErr || !strings.Contains(text, "completed (exit 0)") {
+		t.Fatalf("a foreground call that ran over half its timeout: %q (error %v), want it completed", text, isErr)
+	}
+	if strings.Contains(text, "This command ran for") {
+		t.Errorf("with long_run_note = \"off\" the call still got the long-running note: %q", text)
+	}
+}
+
 // TestMCPCancelledCallMovesTaskToBackground: a client that cancels a
 // foreground shell call (notifications/cancelled) does not kill the
 // command: it runs on in the background, and its end is notified.
