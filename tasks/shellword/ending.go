@@ -145,6 +145,9 @@ func (sc *scanner) stepShell(c, top byte) {
 func (sc *scanner) noteCommand(c byte) {
 	switch {
 	case c == ' ' || c == '\t', c == '#' && sc.wordStart, c == '\\' && sc.next() == '\n':
+	case c == '!' && sc.i > 0 && sc.cmd[sc.i-1] == '&' && (sc.i < 2 || !strings.ContainsRune("&|<>", rune(sc.cmd[sc.i-2]))):
+		// zsh's "&!" is one operator: no command begins at its '!'
+		// (after "&&" one does: `a&&!b`).
 	case c == '\n', c == ';', c == '|':
 		sc.between = true
 	case c == '&':
