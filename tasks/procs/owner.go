@@ -207,16 +207,23 @@ func strays(table Table, me Caller, t Task, pgid int) []Member {
 	if err != nil || wrapper.StartTime != t.WrapperStart || wrapper.State == 'Z' {
 		return nil
 	}
-	children, err := childTable(table, t.WrapperPID)
+	// The whole table, not the wrapper's children lists (ownChildren):
+	// the kernel builds those without a lock and may leave a live child
+	// out while others exit, which is when strays are looked for.
+	all, err := groupMembers(table, func(Stat) bool { return true })
 	if err != nil {
 		return nil
+	}
+	children := map[int][]Member{}
+	for _, m := range all {
+		children[m.PPID] = append(children[m.PPID], m)
 	}
 	var out []Member
 	queue := []int{t.WrapperPID}
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
-		for _, m := range children(parent) {
+		for _, m := range children[parent] {
 			if parent == t.WrapperPID && m.Pgrp == wrapper.Pgrp || m.PID <= 1 || m.PID == t.WrapperPID {
 				continue
 			}
@@ -227,36 +234,6 @@ func strays(table Table, me Caller, t Task, pgid int) []Member {
 		}
 	}
 	return out
-}
-
-// childTable returns what lists a process's children, for a walk down
-// from root: the children files where table has them (a wrapper and its
-// few descendants cost a few reads), else the whole table, read once and
-// grouped by parent.
-func childTable(table Table, root int) (func(parent int) []Member, error) {
-	if cl, ok := table.(childLister); ok {
-		if _, ok := cl.children(root); ok {
-			return func(parent int) []Member {
-				kids, _ := cl.children(parent)
-				var out []Member
-				for _, pid := range kids {
-					if st, err := table.Stat(pid); err == nil && st.PPID == parent {
-						out = append(out, Member{PID: pid, Stat: st})
-					}
-				}
-				return out
-			}, nil
-		}
-	}
-	all, err := groupMembers(table, func(Stat) bool { return true })
-	if err != nil {
-		return nil, err
-	}
-	byParent := map[int][]Member{}
-	for _, m := range all {
-		byParent[m.PPID] = append(byParent[m.PPID], m)
-	}
-	return func(parent int) []Member { return byParent[parent] }, nil
 }
 
 // SignalStrays sends sigs, in order, to each of task t's strays (its live
@@ -377,7 +354,11 @@ func (OS) PIDs() ([]int, error) {
 // ownChildren is the process table as far as the calling process's own
 // children (see childrenOf): a few small reads where all of /proc is a
 // read of every process's stat. A kernel without the children files gets
-// all of /proc, which the caller filters by parent as it would have.
+// all of /proc, which the caller filters by parent as it would have. The
+// kernel reads those files without a lock, and a child may be left out
+// while others exit: fit for ReapOrphans, whose next look (at the next
+// SIGCHLD, or the wrapper's own exit) collects what one missed, not for
+// finding what to signal (strays).
 type ownChildren struct{ OS }
 
 func (ownChildren) PIDs() ([]int, error) {
@@ -386,14 +367,6 @@ func (ownChildren) PIDs() ([]int, error) {
 	}
 	return OS{}.PIDs()
 }
-
-// childLister is a process table that can list one process's children
-// without reading the whole table (OS, where the kernel allows).
-type childLister interface {
-	children(pid int) (kids []int, ok bool)
-}
-
-func (OS) children(pid int) ([]int, bool) { return childrenOf(pid) }
 
 // childrenOf lists pid's children from /proc/PID/task/*/children: each
 // thread lists those it forked, or was given as a subreaper. ok is false
