@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,52 +42,124 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	dir, temporary, err := binDir()
+	dir, err := buildBinaries()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	qtaskBin = filepath.Join(dir, "qtask")
-	// qtask-exec, the wrapper alone, and qtask-mcp, the MCP server, beside
-	// it, as installed. -trimpath keeps the source directory out of the
-	// compiled packages' cache keys, so TestPluginBuildsQtaskWithGo's build
-	// of a copy of this module (in a temp dir, with the same flag) is served
-	// from the cache instead of compiling every package of qtask again.
-	build := exec.Command("go", "build", "-trimpath", "-o", dir+"/", ".", "../qtask-exec", "../qtask-mcp")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
 		fmt.Fprintln(os.Stderr, "building qtask:", err)
 		os.Exit(1)
 	}
+	qtaskBin = filepath.Join(dir, "qtask")
 	code := m.Run()
-	if temporary {
-		os.RemoveAll(dir)
-	}
+	os.RemoveAll(dir)
 	killServers(tmuxDir)
 	os.RemoveAll(tmuxDir)
 	os.Exit(code)
 }
 
-// binDir is the directory TestMain builds qtask's binaries into: one of
-// this user's cache, kept from run to run, one per checkout (named by a
-// hash of this package's directory), where go build finds the last run's
-// binaries up to date and links nothing; linking the three took about
-// 1.5 s of the two CPUs at every run, before the first test could start.
-// Where there is no cache directory, or the one found is not this user's
-// alone, a fresh temp dir (temporary: removed after the run).
-func binDir() (dir string, temporary bool, err error) {
-	if cache, err := os.UserCacheDir(); err == nil {
-		if pkg, err := os.Getwd(); err == nil {
-			sum := sha256.Sum256([]byte(pkg))
-			dir := filepath.Join(cache, "qtask-test-bin", hex.EncodeToString(sum[:8]))
-			if os.MkdirAll(dir, 0o700) == nil && ownedPrivate(dir) {
-				return dir, false, nil
-			}
+// binaries are what TestMain builds: qtask, and qtask-exec (the wrapper
+// alone) and qtask-mcp (the MCP server) beside it, as installed.
+var binaries = []string{"qtask", "qtask-exec", "qtask-mcp"}
+
+// buildBinaries builds qtask's binaries and returns the directory this run
+// runs them from, a temp dir of its own (removed after the run). They are
+// built in a directory of this user's cache kept from run to run, one per
+// checkout (named by a hash of this package's directory), where go build
+// finds the last run's binaries up to date and links nothing (linking the
+// three took about 1.5 s of the two CPUs at every run, before the first
+// test could start), under a lock, then copied out: another run of the
+// same checkout that rebuilds after a source change never replaces what
+// this one runs. Without a cache this user alone may write to, they are
+// built into the temp dir.
+//
+// -trimpath keeps the source directory out of the compiled packages'
+// cache keys, so TestPluginBuildsQtaskWithGo's build of a copy of this
+// module (in a temp dir, with the same flag) is served from the cache
+// instead of compiling every package of qtask again.
+func buildBinaries() (string, error) {
+	run, err := os.MkdirTemp("", "qtask-bin")
+	if err != nil {
+		return "", err
+	}
+	cache, ok := binCache()
+	if !ok {
+		return run, goBuild(run)
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return run, err
+	}
+	defer lock.Close() // and with it the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return run, err
+	}
+	if err := goBuild(cache); err != nil {
+		return run, err
+	}
+	for _, name := range binaries {
+		if err := copyExecutable(filepath.Join(cache, name), filepath.Join(run, name)); err != nil {
+			return run, err
 		}
 	}
-	dir, err = os.MkdirTemp("", "qtask-bin")
-	return dir, true, err
+	return run, nil
+}
+
+// goBuild builds the binaries into dir, as the README builds them.
+func goBuild(dir string) error {
+	build := exec.Command("go", "build", "-trimpath", "-o", dir+"/", ".", "../qtask-exec", "../qtask-mcp")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	return build.Run()
+}
+
+// binCache is this checkout's directory in the user's cache, ok only when
+// it and every directory from the cache down are this user's, not
+// symlinks, and writable by nobody else: the tests run what is built
+// there.
+func binCache() (string, bool) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", false
+	}
+	pkg, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(pkg))
+	top := filepath.Join(cache, "qtask-test-bin")
+	dir := filepath.Join(top, hex.EncodeToString(sum[:8]))
+	if !ownedUnshared(cache) || os.MkdirAll(dir, 0o700) != nil || !ownedPrivate(top) || !ownedPrivate(dir) {
+		return "", false
+	}
+	return dir, true
+}
+
+// copyExecutable copies the executable at src to a new file dst.
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// ownedUnshared reports whether dir is a directory (not a symlink) of
+// this user's that nobody else may write to.
+func ownedUnshared(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }
 
 // ownedPrivate reports whether dir is a directory (not a symlink) that
