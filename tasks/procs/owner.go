@@ -156,9 +156,9 @@ func groupMembers(table Table, match func(Stat) bool) ([]Member, error) {
 	return out, nil
 }
 
-// SignalOwned sends sigs, in order, to process group pgid once it is
+// signalOwned sends sigs, in order, to process group pgid once it is
 // proved to be task t's; otherwise it sends nothing and says why.
-func SignalOwned(p Processes, t Task, pgid int, sigs ...syscall.Signal) error {
+func signalOwned(p Processes, t Task, pgid int, sigs ...syscall.Signal) error {
 	if err := ProveGroup(p, p.Self(), t, pgid); err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func carriers(table Table, me Caller, t Task) []Member {
 // leads to them.
 func KillOrphans(p Processes, t Task) {
 	for _, pgid := range leftoverGroups(p, t) {
-		SignalOwned(p, t, pgid, syscall.SIGKILL)
+		signalOwned(p, t, pgid, syscall.SIGKILL)
 	}
 	for _, m := range carriers(p, p.Self(), t) {
 		p.SignalProcess(m.PID, m.StartTime, syscall.SIGKILL)

@@ -44,9 +44,9 @@ func (t Task) Contains(table Table, me Caller) bool {
 // one short job after another) without the line having ended: the group is
 // looked up again, a few times, before its going counts as the end.
 func SignalTarget(p Processes, t Task, sig syscall.Signal) error {
-	err := SignalOwned(p, t, t.targetGroup(p), sig, syscall.SIGCONT)
+	err := signalOwned(p, t, t.targetGroup(p), sig, syscall.SIGCONT)
 	for try := 0; try < 3 && t.Adopted && errors.As(err, new(*GroupGoneError)); try++ {
-		err = SignalOwned(p, t, t.targetGroup(p), sig, syscall.SIGCONT)
+		err = signalOwned(p, t, t.targetGroup(p), sig, syscall.SIGCONT)
 	}
 	return err
 }

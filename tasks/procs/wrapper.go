@@ -92,7 +92,7 @@ func ForwardSignals(sigs <-chan os.Signal, t Task, grace time.Duration, paneClos
 		if sysSig == syscall.SIGHUP {
 			paneClosed.Store(true)
 		}
-		SignalOwned(OS{}, t, t.PGID, sysSig)
+		signalOwned(OS{}, t, t.PGID, sysSig)
 		if sysSig == syscall.SIGHUP {
 			go KillLeftovers(t, grace)
 		}
@@ -109,7 +109,7 @@ func KillLeftovers(t Task, grace time.Duration) {
 	if t.PGID <= 1 || leftoversGone(p, t) {
 		return
 	}
-	SignalOwned(p, t, t.PGID, syscall.SIGTERM, syscall.SIGCONT)
+	signalOwned(p, t, t.PGID, syscall.SIGTERM, syscall.SIGCONT)
 	SignalStrays(p, t, t.PGID, syscall.SIGTERM, syscall.SIGCONT)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
@@ -118,7 +118,7 @@ func KillLeftovers(t Task, grace time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	SignalOwned(p, t, t.PGID, syscall.SIGKILL)
+	signalOwned(p, t, t.PGID, syscall.SIGKILL)
 	SignalStrays(p, t, t.PGID, syscall.SIGKILL)
 }
 

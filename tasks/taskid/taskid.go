@@ -18,9 +18,9 @@ import (
 	"strings"
 )
 
-// Len is the length of a task id in hex digits: 32 bits, short enough to
+// idLen is the length of a task id in hex digits: 32 bits, short enough to
 // type, and uniqueness is enforced on creation (O_EXCL), not hoped for.
-const Len = 8
+const idLen = 8
 
 // ErrNotFound means no task matches an id or prefix.
 var ErrNotFound = errors.New("no such task")
@@ -69,7 +69,7 @@ func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 // MCP client's command-line arguments, a model writing a tool call) turn
 // such an id into a number, which a task_id argument then refuses.
 func New() (string, error) {
-	var b [Len / 2]byte
+	var b [idLen / 2]byte
 	for {
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", fmt.Errorf("generate task id: %w", err)
@@ -81,12 +81,12 @@ func New() (string, error) {
 }
 
 // Valid reports whether s is a whole task id.
-func Valid(s string) bool { return len(s) == Len && ValidPrefix(s) }
+func Valid(s string) bool { return len(s) == idLen && ValidPrefix(s) }
 
 // ValidPrefix keeps user input from ever becoming a path: only lowercase
 // hex, at most a full id long.
 func ValidPrefix(s string) bool {
-	if s == "" || len(s) > Len {
+	if s == "" || len(s) > idLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
