@@ -37,7 +37,7 @@ var indexSettle = 2 * time.Second
 func (s *Store) indexPath() string { return filepath.Join(s.dir, "records.index") }
 
 // readIndex returns the index's entries: none when there is no index, or
-// one qtask did not write (see readOwnFile) or cannot parse.
+// one qtask did not write (see statefs.ReadOwn) or cannot parse.
 func (s *Store) readIndex() rec.Index {
 	data, err := statefs.ReadOwn(s.indexPath())
 	if err != nil {
@@ -114,7 +114,7 @@ func (s *Store) refreshIndex(idx rec.Index, ids []string, all []loaded, settled 
 		buf = rec.AppendIndexEntry(buf, ids[i], all[i].entry)
 		kept = append(kept, ids[i])
 		if len(buf) > statefs.MaxFile {
-			s.dropIndex() // too big for readOwnFile to read back
+			s.dropIndex() // too big for statefs.ReadOwn to read back
 			return
 		}
 	}

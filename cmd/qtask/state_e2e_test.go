@@ -9,24 +9,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/qtask/qtask/internal/testenv"
 )
 
 // nobodyUID owns the foreign files these tests plant.
 const nobodyUID = 65534
-
-// chownNobody gives path to nobody; only root can.
-func chownNobody(t *testing.T, path string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test plants files owned by another user and must run as root")
-		}
-		t.Skip("planting files owned by another user needs root")
-	}
-	if err := os.Lchown(path, nobodyUID, nobodyUID); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // stateCommands are commands that read or write the state directory, each
 // of which must refuse a state directory it cannot trust.
@@ -78,7 +66,7 @@ func TestForeignStateDirIsRefused(t *testing.T) {
 				}
 			}
 			foreign := filepath.Join(h.state, sub)
-			chownNobody(t, foreign)
+			testenv.Chown(t, foreign, nobodyUID)
 			h.assertRefused(nil, filepath.Clean(foreign), "owned by nobody (uid 65534)", "chown 0 ")
 		})
 	}
@@ -97,7 +85,7 @@ func TestForeignSpecIsNotRun(t *testing.T) {
 	if err := os.WriteFile(evilPath, evil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	chownNobody(t, evilPath)
+	testenv.Chown(t, evilPath, nobodyUID)
 	// Another user swaps the spec between `qtask run` writing it and the
 	// wrapper reading it: a tmux on PATH that does so just before it
 	// starts the task's window (`run` writes the spec while tmux opens

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qtask/qtask/internal/testenv"
 	"github.com/qtask/qtask/tasks"
 )
 
@@ -50,7 +51,7 @@ func TestStateDirInsideAnotherUsersDirIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.nobody {
-				chownNobody(t, parent)
+				testenv.Chown(t, parent, nobodyUID)
 			}
 			h.assertRefused([]string{"QTASK_STATE_DIR=" + state}, append([]string{state, "inside " + parent + ","}, c.want...)...)
 			look := parent
@@ -133,7 +134,7 @@ func TestWrapperNeverWritesIntoAReplacedStateDir(t *testing.T) {
 	if err := os.Mkdir(h.state, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	chownNobody(t, h.state)
+	testenv.Chown(t, h.state, nobodyUID)
 	// The wrapper updates the status segment once the command has run a
 	// moment, taking the push lock in counts/.
 	pushed := func(dir string) bool {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/qtask/qtask/tasks/capped"
 	"github.com/qtask/qtask/tasks/output"
+	"github.com/qtask/qtask/tasks/statefs"
 )
 
 // The events log: a monitor keeps, besides queueing each event for its
@@ -42,7 +43,7 @@ type Log struct{ out *capped.File }
 // it cannot.
 func CreateLog(outputPath string, limit int64) *Log {
 	path := EventsPath(outputPath)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, statefs.FileMode)
 	if err != nil {
 		return nil
 	}
@@ -76,9 +77,9 @@ func (l *Log) Close() {
 }
 
 // Event is one event of a monitor: as Events queues it (Time, Count,
-// Line), and as its log keeps it and `qtask events` shows it. A line of the log that is not an event (the cap's note that
-// older events were dropped) comes as Note, at the time of the event
-// before it.
+// Line), and as its log keeps it and `qtask events` shows it. A line of
+// the log that is not an event (the cap's note that older events were
+// dropped) comes as Note, at the time of the event before it.
 type Event struct {
 	Task  string
 	Time  time.Time

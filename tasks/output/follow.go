@@ -2,7 +2,8 @@
 // it grows (for logs -f, a foreground run and a monitor), its tail and last
 // line (for notifications and failure reasons), and printing it harmlessly
 // to a terminal. It never writes an output file (that is the capture's) and
-// knows a task only through the Rounds its caller hands it.
+// knows a task only by what its caller hands it: the Rounds that say whether
+// it still runs, and the id a File names in its errors.
 package output
 
 import (

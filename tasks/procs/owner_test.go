@@ -109,7 +109,7 @@ func TestProveGroupGone(t *testing.T) {
 	err := procs.ProveGroup(table, procs.Caller{Pgrp: 300}, *ownedRecord(), 500)
 	var gone *procs.GroupGoneError
 	if !errors.As(err, &gone) {
-		t.Fatalf("proveGroup of an empty group = %v, want a GroupGoneError: a stop racing the natural end would call the task lost", err)
+		t.Fatalf("ProveGroup of an empty group = %v, want a GroupGoneError: a stop racing the natural end would call the task lost", err)
 	}
 }
 
@@ -248,7 +248,7 @@ func TestProveGroupRealProcess(t *testing.T) {
 		}
 	}
 	if err := procs.ProveGroup(procs.OS{}, procs.Self(), procs.Task{ID: "x", PGID: os.Getpid(), CommandStart: procs.StartTime(os.Getpid())}, syscall.Getpgrp()); err == nil {
-		t.Errorf("proveGroup of the test's own group = nil: a stop could signal the process asking for it")
+		t.Errorf("ProveGroup of the test's own group = nil: a stop could signal the process asking for it")
 	}
 }
 

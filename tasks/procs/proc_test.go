@@ -80,7 +80,7 @@ func TestReadProcStatSelf(t *testing.T) {
 		t.Errorf("StartTime(self) = %d, want %d", got, st.StartTime)
 	}
 	if _, err := procs.ReadStat(1 << 30); err == nil { // above any pid_max
-		t.Errorf("readProcStat of a pid that cannot exist succeeded")
+		t.Errorf("ReadStat of a pid that cannot exist succeeded")
 	}
 }
 

@@ -25,7 +25,7 @@ type Kind string
 
 // KindShell is a command run by the configured shell; KindMonitor is one
 // whose output lines become event notifications for its scope (see
-// package tasks, monitor.go).
+// package tasks/monitor, events.go).
 const (
 	KindShell   Kind = "shell"
 	KindMonitor Kind = "monitor"

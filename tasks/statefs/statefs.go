@@ -57,7 +57,7 @@ func ReadOwn(path string) ([]byte, error) {
 }
 
 // ReadOwnStat is ReadOwn, also returning the file's stat(2) as it
-// was opened (see fileStamp).
+// was opened (see record.StampOfStat).
 func ReadOwnStat(path string) ([]byte, *syscall.Stat_t, error) {
 	fd, err := Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if errors.Is(err, syscall.ELOOP) {

@@ -1,7 +1,10 @@
 // Package procstest is a fake process table for the tests of what proves
 // and signals a task's processes (package procs, and the stops of package
 // tasks): the tests mean the same wherever they run, and no real process
-// is ever looked at or signalled.
+// is ever looked at or signalled. It is a package, not a _test.go file,
+// because the tests of both packages share this one fake: a _test.go file
+// is compiled only into its own package's tests, and a copy in each would
+// drift apart.
 package procstest
 
 import (
