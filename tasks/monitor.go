@@ -27,7 +27,7 @@ import (
 // MonitorOptions makes Start start a monitor.
 type MonitorOptions struct {
 	monitor.Options
-	// Source, when set, is the running task (id or unique prefix) whose
+	// Source, when set, is the running task (id, unique prefix or name) whose
 	// output the monitor watches.
 	Source string
 }

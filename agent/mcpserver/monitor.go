@@ -18,7 +18,7 @@ Use it for "tell me each time the server logs an error / the build prints ERROR"
 // monitorArgs are the arguments of the monitor tool.
 type monitorArgs struct {
 	Command       string `json:"command,omitempty" jsonschema:"the shell command to run as a monitor (give this or task_id)"`
-	TaskID        string `json:"task_id,omitempty" jsonschema:"a running task whose output to watch instead, from now on (give this or command)"`
+	TaskID        string `json:"task_id,omitempty" jsonschema:"a running task (id, id prefix or name) whose output to watch instead, from now on (give this or command)"`
 	Match         string `json:"match,omitempty" jsonschema:"only lines matching this regular expression (RE2) are events"`
 	MaxEvents     int    `json:"max_events,omitempty" jsonschema:"end after this many events (default 1000, at most 10000)"`
 	IdleTimeoutMS *int64 `json:"idle_timeout_ms,omitempty" jsonschema:"end after this many milliseconds without output (default 300000, at most 600000)"`

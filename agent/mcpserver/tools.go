@@ -100,7 +100,7 @@ func label(t *tasks.Task) string {
 }
 
 type taskArgs struct {
-	TaskID string `json:"task_id" jsonschema:"the task's id (or a unique prefix of it)"`
+	TaskID string `json:"task_id" jsonschema:"the task's id, a unique prefix of it, or its name (the running task of that name, else the newest)"`
 }
 
 // statusTailChars is how much output task_status shows.
@@ -146,7 +146,7 @@ const taskOutputDescription = `Read a task's output file, running or ended. With
 offset and limit read a byte range (limit at most 30000); tail_lines reads the last N lines.`
 
 type outputArgs struct {
-	TaskID    string `json:"task_id" jsonschema:"the task's id (or a unique prefix of it)"`
+	TaskID    string `json:"task_id" jsonschema:"the task's id, a unique prefix of it, or its name (the running task of that name, else the newest)"`
 	Offset    *int64 `json:"offset,omitempty" jsonschema:"byte offset to read from"`
 	Limit     *int64 `json:"limit,omitempty" jsonschema:"at most this many bytes (at most 30000)"`
 	TailLines *int   `json:"tail_lines,omitempty" jsonschema:"read only the last N lines"`
@@ -241,7 +241,7 @@ const taskWaitDescription = `Wait until every listed task has ended, or timeout_
 It sleeps until a task ends; it does not poll.`
 
 type waitArgs struct {
-	TaskIDs   []string `json:"task_ids" jsonschema:"ids of the tasks to wait for"`
+	TaskIDs   []string `json:"task_ids" jsonschema:"the tasks to wait for: ids, unique id prefixes or names"`
 	TimeoutMS *int64   `json:"timeout_ms" jsonschema:"give up waiting after this many milliseconds (at most 600000)"`
 }
 

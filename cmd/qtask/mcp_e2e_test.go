@@ -508,6 +508,31 @@ func TestMCPForegroundRules(t *testing.T) {
 	}
 }
 
+// TestMCPToolsTakeNames: a task's name works as its task_id in the task
+// tools, as the tools' descriptions tell the model.
+func TestMCPToolsTakeNames(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.writeConfig("shell = \"sh\"\n")
+	cs, _ := h.mcpClient(nil)
+	text, isErr := callTool(t, cs, "shell", map[string]any{"command": "sleep 30", "is_background": true, "name": "websrv"})
+	if isErr {
+		t.Fatalf("start: %q", text)
+	}
+	id := taskIDIn(t, text)
+	text, isErr = callTool(t, cs, "task_status", map[string]any{"task_id": "websrv"})
+	if isErr || !strings.Contains(text, "id: "+id) || !strings.Contains(text, "status: running") {
+		t.Errorf("task_status by name: %q (error %v), want task %s running", text, isErr, id)
+	}
+	if text, isErr = callTool(t, cs, "task_stop", map[string]any{"task_id": "websrv"}); isErr {
+		t.Fatalf("task_stop by name: %q", text)
+	}
+	text, isErr = callTool(t, cs, "task_wait", map[string]any{"task_ids": []string{"websrv"}, "timeout_ms": 10000})
+	if isErr || !strings.HasPrefix(text, id+" cancelled") {
+		t.Errorf("task_wait by name after its stop: %q (error %v), want %s cancelled", text, isErr, id)
+	}
+}
+
 // TestMCPLongRunNoteOff: config long_run_note = "off" silences the note
 // for MCP foreground calls too, not only for `qtask run`.
 func TestMCPLongRunNoteOff(t *testing.T) {
