@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
@@ -309,12 +310,19 @@ func bearerProxy(t *testing.T, target, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A connection pool of its own: every httptest server the package's
+	// parallel tests close also closes http.DefaultTransport's idle
+	// connections, which the proxy would otherwise share.
+	upstream := http.DefaultTransport.(*http.Transport).Clone()
 	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(&neturl.URL{Scheme: to.Scheme, Host: to.Host})
 		r.Out.Host = r.In.Host
 		r.Out.Header.Set("Authorization", "Bearer "+token)
-	}})
-	t.Cleanup(proxy.Close)
+	}, Transport: upstream})
+	t.Cleanup(func() {
+		proxy.Close()
+		upstream.CloseIdleConnections()
+	})
 	return proxy.URL + to.Path
 }
 
