@@ -143,9 +143,7 @@ func TestRunLs(t *testing.T) {
 			deps, out, errOut := fakeDeps(&c.store)
 			err := runLs(context.Background(), deps, &c.opts)
 			checkRun(t, err, c.code, out.String(), errOut.String(), c.out, c.err)
-			if c.call != "" && (len(c.store.calls) == 0 || c.store.calls[0] != c.call) {
-				t.Errorf("store calls %q, want %q first", c.store.calls, c.call)
-			}
+			checkFirstCall(t, c.store.calls, c.call)
 		})
 	}
 }
@@ -217,9 +215,7 @@ func TestRunStop(t *testing.T) {
 			deps, out, errOut := fakeDeps(&c.store)
 			err := runStop(context.Background(), deps, &c.opts)
 			checkRun(t, err, c.code, out.String(), errOut.String(), c.out, c.err)
-			if c.call != "" && (len(c.store.calls) == 0 || c.store.calls[0] != c.call) {
-				t.Errorf("store calls %q, want %q first", c.store.calls, c.call)
-			}
+			checkFirstCall(t, c.store.calls, c.call)
 		})
 	}
 }
@@ -285,6 +281,15 @@ func TestRunPromote(t *testing.T) {
 
 // checkRun checks a run function's exit code and that each stream holds
 // each wanted piece.
+// checkFirstCall checks that the fake store's first call was want, when
+// a case names one.
+func checkFirstCall(t *testing.T, calls []string, want string) {
+	t.Helper()
+	if want != "" && (len(calls) == 0 || calls[0] != want) {
+		t.Errorf("store calls %q, want %q first", calls, want)
+	}
+}
+
 func checkRun(t *testing.T, err error, code int, out, errOut string, wantOut, wantErr []string) {
 	t.Helper()
 	if got := exitOf(err); got != code {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +128,7 @@ func binCache() (string, bool) {
 	sum := sha256.Sum256([]byte(pkg))
 	top := filepath.Join(cache, "qtask-test-bin")
 	dir := filepath.Join(top, hex.EncodeToString(sum[:8]))
-	if !ownedUnshared(cache) || os.MkdirAll(dir, 0o700) != nil || !ownedPrivate(top) || !ownedPrivate(dir) {
+	if !ownedDir(cache, 0o022) || os.MkdirAll(dir, 0o700) != nil || !ownedDir(top, 0o077) || !ownedDir(dir, 0o077) {
 		return "", false
 	}
 	return dir, true
@@ -151,23 +152,12 @@ func copyExecutable(src, dst string) error {
 	return out.Close()
 }
 
-// ownedUnshared reports whether dir is a directory (not a symlink) of
-// this user's that nobody else may write to.
-func ownedUnshared(dir string) bool {
+// ownedDir reports whether dir is a directory (not a symlink) of this
+// user's on which others have none of the permission bits in others
+// (0o022: nobody else may write; 0o077: nobody else may even look).
+func ownedDir(dir string, others fs.FileMode) bool {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Geteuid()
-}
-
-// ownedPrivate reports whether dir is a directory (not a symlink) that
-// only this user can write to or read: binaries the tests run are built
-// there.
-func ownedPrivate(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&others != 0 {
 		return false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
